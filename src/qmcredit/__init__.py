@@ -1,0 +1,21 @@
+"""qmcredit: the New Jersey credit for new jobs in a qualified municipality, N.J.S.A. 52:27BBB-55.
+
+The public API, the only door the batch engine, the service and the pages use:
+
+- ``decide(claim) -> Determination`` and ``decide_many(claims)``: the rules, pure functions.
+- ``load_claim(path)``, ``claim_from_json(text)``, ``claim_from_dict(doc)``, ``read_payroll(...)``:
+  the loaders of FORMAT.md (claim JSON with embedded employees, or header plus payroll table).
+- ``ClaimError`` (with ``.problems``), ``Problem``, ``Claim``, ``Determination``.
+"""
+
+from .claim import Claim, ClaimHeader
+from .decide import decide, decide_many
+from .determination import Determination
+from .loaders import claim_from_dict, claim_from_json, load_claim, read_payroll
+from .problems import ClaimError, Problem
+
+__version__ = "0.1.0"
+__all__ = [
+    "Claim", "ClaimHeader", "ClaimError", "Determination", "Problem",
+    "claim_from_dict", "claim_from_json", "decide", "decide_many", "load_claim", "read_payroll",
+]

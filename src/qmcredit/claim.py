@@ -1,0 +1,216 @@
+"""The validated claim of FORMAT.md (``qmcredit.claim/1``): a header and a payroll table.
+
+The header (taxpayer, location, periods, options) is a frozen pydantic model. The payroll is a
+polars table, one row per employee and month, normalised and checked by ``qmcredit.payroll``, the
+same code the batch engine runs. Money, hours and dates are exact: JSON is parsed with ``Decimal``
+and a binary float is never accepted as money.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+import polars as pl
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .law.options import Options
+from .problems import ClaimError, Problem
+
+FORMAT = "qmcredit.claim/1"
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_MONEY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+
+
+def _money(v: Any) -> Decimal:
+    if isinstance(v, bool) or v is None:
+        raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
+    if isinstance(v, float):
+        raise ValueError(f"got the binary float {v!r}; give money as a decimal string like \"1234.56\"")
+    text = str(v).strip().replace(",", "") if isinstance(v, str) else None
+    if text is not None and text.startswith("$"):
+        text = text[1:]
+    try:
+        d = Decimal(text) if text is not None else Decimal(v)
+    except (InvalidOperation, TypeError, ValueError):
+        raise ValueError(f"expected an amount like \"1234.56\", got {v!r}") from None
+    if text is not None and not _MONEY.match(text) or not d.is_finite():
+        raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
+    if d < 0:
+        raise ValueError(f"amount {v!r} is negative; amounts are zero or more")
+    if d.as_tuple().exponent < -2 and d != d.quantize(Decimal("0.01")):
+        raise ValueError(f"amount {v!r} has fractions of a cent; give dollars and cents")
+    return d.quantize(Decimal("0.01"))
+
+
+def _date(v: Any) -> date:
+    if isinstance(v, date):
+        return v
+    if not isinstance(v, str) or not _DATE.match(v.strip()):
+        raise ValueError(f"expected a date YYYY-MM-DD, got {v!r}")
+    try:
+        return date.fromisoformat(v.strip())
+    except ValueError:
+        raise ValueError(f"{v!r} is not a calendar date") from None
+
+
+def _year_month(v: Any) -> str | None:
+    if v is None:
+        return None
+    if not isinstance(v, str) or not _MONTH.match(v.strip()):
+        raise ValueError(f"expected a month YYYY-MM, got {v!r}")
+    return v.strip()
+
+
+def _strict_bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise ValueError(f"expected true or false, got {v!r}")
+
+
+Money = Annotated[Decimal, BeforeValidator(_money)]
+Day = Annotated[date, BeforeValidator(_date)]
+YearMonth = Annotated[str | None, BeforeValidator(_year_month)]
+Flag = Annotated[bool, BeforeValidator(_strict_bool)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+class Taxpayer(_Model):
+    id: str = Field(min_length=1)
+    name: str = ""
+    tax: str = Field(min_length=1, description="cbt or insurance_premiums (E1); any other tax is not eligible")
+    uez_benefit: Flag = False
+    earlier_credit_period_start: YearMonth = None
+
+
+class Location(_Model):
+    municipality: str = Field(min_length=1)
+    address: str = ""
+    operations_began: Day
+    operations_source: str = ""
+
+
+class OtherCredit(_Model):
+    name: str = Field(min_length=1)
+    amount: Money
+    order: Literal["before", "after"]
+
+
+class Period(_Model):
+    start: Day
+    end: Day
+    liability: Money
+    minimum_tax: Money | None = None
+    alternative_minimum_assessment: Money | None = None
+    nj_gross_receipts: Money | None = None
+    s_corporation: Flag = False
+    group_payroll_5m: Flag = False
+    other_credits: tuple[OtherCredit, ...] = ()
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Period":
+        if self.end < self.start:
+            raise ValueError(f"end {self.end} is before start {self.start}")
+        return self
+
+    def contains(self, day: date) -> bool:
+        return self.start <= day <= self.end
+
+    @property
+    def label(self) -> str:
+        return f"{self.start.isoformat()}..{self.end.isoformat()}"
+
+
+class ClaimHeader(_Model):
+    format: Literal["qmcredit.claim/1"] = FORMAT
+    taxpayer: Taxpayer
+    location: Location
+    periods: tuple[Period, ...] = ()
+    options: Options = Options()
+    as_of: Day | None = None
+    payroll: str | None = None
+
+    @field_validator("periods")
+    @classmethod
+    def _consecutive(cls, periods: tuple[Period, ...]) -> tuple[Period, ...]:
+        for i in range(1, len(periods)):
+            prev, cur = periods[i - 1], periods[i]
+            if cur.start <= prev.end:
+                raise ValueError(
+                    f"periods[{i}] ({cur.label}) overlaps or comes before periods[{i - 1}] ({prev.label}); "
+                    "list the returns in date order without overlaps"
+                )
+            if (cur.start - prev.end).days != 1:
+                raise ValueError(
+                    f"periods[{i}] starts {cur.start} but periods[{i - 1}] ends {prev.end}; the returns must be "
+                    "consecutive (carryforward counts periods, L5): add the missing period"
+                )
+        return periods
+
+
+class Employee(_Model):
+    id: str = Field(min_length=1)
+    ownership_interest: Flag = False
+    owner_relation: Literal["spouse", "dependant", "ancestor", "descendant"] | None = None
+    basis: Literal["permanent", "temporary", "seasonal"] = "permanent"
+    hours: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A validated claim: header plus normalised payroll (see ``qmcredit.payroll.COLUMNS``)."""
+
+    header: ClaimHeader
+    payroll: pl.DataFrame
+    source: str | None = None
+    defaults_used: tuple[str, ...] = field(default=())
+
+    @property
+    def taxpayer(self) -> Taxpayer:
+        return self.header.taxpayer
+
+    @property
+    def periods(self) -> tuple[Period, ...]:
+        return self.header.periods
+
+    @property
+    def options(self) -> Options:
+        return self.header.options
+
+
+def location_of(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "claim"
+
+
+def problems_from_validation(err: ValidationError, prefix: str = "") -> list[Problem]:
+    out = []
+    for e in err.errors(include_url=False):
+        loc = tuple(p for p in e["loc"] if p not in ("function-before[_money(), decimal]",))
+        msg = e["msg"]
+        for junk in ("Value error, ", "Assertion failed, "):
+            if msg.startswith(junk):
+                msg = msg[len(junk):]
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown field {loc[-1]!r}; see FORMAT.md for the fields of this object"
+        elif e["type"] == "missing":
+            msg = "is required but missing"
+        elif e["type"] == "literal_error":
+            msg = f"{msg}; got {e.get('input')!r}"
+        where = location_of(loc)
+        out.append(Problem(f"{prefix}{where}" if prefix else where, msg))
+    return out

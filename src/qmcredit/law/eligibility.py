@@ -1,0 +1,95 @@
+"""E1-E5, N.J.S.A. 52:27BBB-55(a) and (d): who may have the credit.
+
+> a. A taxpayer engaged in the conduct of business within a qualified municipality and who is not
+> receiving a benefit under the "New Jersey Urban Enterprise Zones Act," ... may apply to receive a
+> tax credit against the amount of tax otherwise imposed under the "Corporation Business Tax Act
+> (1945)," ... or the tax imposed on insurers ...
+> d. ... No taxpayer shall be allowed more than a single 24-month continuous period in which credits
+> shall be allowed ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from .parameters import qualified_municipalities
+from .windows import Windows
+
+TAXES = ("cbt", "insurance_premiums")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    rule: str
+    cite: str
+    condition: str
+    passed: bool
+    message: str
+    statute: str
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "cite": self.cite, "condition": self.condition, "passed": self.passed, "message": self.message}
+
+
+def taxpayer_pays_eligible_tax(tax: str) -> Check:
+    """E1 (a): the credit is against the Corporation Business Tax or the tax on insurers only."""
+    ok = tax in TAXES
+    return Check(
+        "E1", "52:27BBB-55(a)", "The taxpayer pays the Corporation Business Tax or the tax on insurers", ok,
+        f"tax {tax!r} is {'an eligible tax' if ok else 'neither cbt nor insurance_premiums: the credit is against those taxes only'}",
+        "a tax credit against the amount of tax otherwise imposed under the \"Corporation Business Tax Act (1945),\" ... or the tax imposed on insurers",
+    )
+
+
+def location_in_qualified_municipality(municipality: str) -> Check:
+    """E2 (a): the location is within a qualified municipality (a parameter; Camden)."""
+    match = next((m for m in qualified_municipalities() if m.matches(municipality)), None)
+    names = ", ".join(m.name for m in qualified_municipalities())
+    return Check(
+        "E2", "52:27BBB-55(a)", "The location is within a qualified municipality", match is not None,
+        f"{municipality!r} is {'the qualified municipality ' + match.name if match else 'not a qualified municipality (qualified: ' + names + ')'}",
+        "A taxpayer engaged in the conduct of business within a qualified municipality",
+    )
+
+
+def no_uez_benefit(uez_benefit: bool) -> Check:
+    """E3 (a): a taxpayer receiving a benefit under the Urban Enterprise Zones Act is not eligible."""
+    return Check(
+        "E3", "52:27BBB-55(a)", "The taxpayer receives no benefit under the Urban Enterprise Zones Act", not uez_benefit,
+        "the taxpayer receives a benefit under the Urban Enterprise Zones Act (P.L.1983, c.303)" if uez_benefit
+        else "no Urban Enterprise Zones benefit",
+        "who is not receiving a benefit under the \"New Jersey Urban Enterprise Zones Act,\" P.L.1983, c.303",
+    )
+
+
+def single_credit_period(earlier_start: str | None, windows: Windows) -> Check:
+    """E4 (d): one continuous 24-month credit period in the taxpayer's life; a claim for the same
+    period (a recomputation) stays eligible."""
+    this = windows.year_one.start.strftime("%Y-%m")
+    ok = earlier_start is None or earlier_start == this
+    if earlier_start is None:
+        msg = "no earlier credit period"
+    elif ok:
+        msg = f"the earlier credit period starting {earlier_start} is this one (a recomputation)"
+    else:
+        msg = f"the taxpayer already had a 24-month credit period starting {earlier_start}; this claim's starts {this}"
+    return Check(
+        "E4", "52:27BBB-55(d)", "No earlier 24-month credit period other than this one", ok, msg,
+        "No taxpayer shall be allowed more than a single 24-month continuous period in which credits shall be allowed",
+    )
+
+
+def operations_began_known(operations_began: date, source: str) -> dict:
+    """B2 (d): the Director sets when operations began; the engine takes the date as a fact and records its source."""
+    return {"operations_began": operations_began.isoformat(), "operations_source": source or "(not given)"}
+
+
+def checks(tax: str, municipality: str, uez_benefit: bool, earlier_start: str | None, windows: Windows) -> tuple[Check, ...]:
+    """E5: every condition is checked, and every failure is reported, not only the first."""
+    return (
+        taxpayer_pays_eligible_tax(tax),
+        location_in_qualified_municipality(municipality),
+        no_uez_benefit(uez_benefit),
+        single_credit_period(earlier_start, windows),
+    )

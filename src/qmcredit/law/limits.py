@@ -1,0 +1,93 @@
+"""L2-L3, N.J.S.A. 52:27BBB-55(b)(3) with N.J.S.A. 54:10A-5(e): how much credit a period can take.
+
+> The amount of the credit applied under this section against the tax imposed pursuant to section 5
+> of P.L.1945, c.162 (C. 54:10A-5) for a privilege period, together with any other credits allowed
+> by law, shall not exceed 50% of the tax liability otherwise due and shall not reduce the tax
+> liability to an amount less than the statutory minimum provided in subsection (e) of section 5 ...
+
+PolicyEngine's habit is kept: the floor, the cap, the room left by earlier credits and what is
+applied are separate named steps, never one formula.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..money import ZERO, floor_cents
+from .parameters import minimum_tax_parameters, parameter
+
+CITE = "N.J.S.A. 52:27BBB-55(b)(3)"
+
+
+class MinimumTaxUnknown(ValueError):
+    """A CBT period gives no minimum_tax and not enough to derive it."""
+
+
+@dataclass(frozen=True, slots=True)
+class MinimumTax:
+    amount: Decimal
+    derived: bool
+    trace: dict
+
+
+def minimum_tax(year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool) -> MinimumTax:
+    """L2 / N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period beginning in
+    ``year``: as given, else from the schedule by New Jersey gross receipts ($2,000 for a member of
+    a group with $5,000,000 of payroll), S corporations at 75% for periods beginning in 2012 on."""
+    p = minimum_tax_parameters()
+    if given is not None:
+        return MinimumTax(given, False, {"value": str(given), "source": "given in the claim"})
+    sched = p.schedule_for(year)
+    if sched is None:
+        raise MinimumTaxUnknown(
+            f"no minimum-tax schedule is recorded for privilege periods beginning in {year}; give minimum_tax"
+        )
+    if group_payroll_5m:
+        amount, basis = sched.group_minimum, "member of an affiliated or controlled group with total payroll of $5,000,000 or more"
+    elif gross_receipts is not None:
+        amount = next(m for lo, m in reversed(sched.brackets) if gross_receipts >= lo)
+        basis = f"New Jersey gross receipts {gross_receipts}"
+    else:
+        raise MinimumTaxUnknown("give minimum_tax, or nj_gross_receipts (with s_corporation and group_payroll_5m) to derive it")
+    trace = {"schedule_from_year": sched.from_year, "source": sched.source, "basis": basis, "schedule_amount": str(amount)}
+    if s_corporation and year >= p.s_corp_from_year:
+        amount = (amount * p.s_corp_share).quantize(Decimal("0.01"))
+        trace["s_corporation"] = {"share": str(p.s_corp_share), "source": p.s_corp_source, "cite": p.s_corp_cite}
+    trace.update({"value": str(amount), "cite": p.cite, "rule": p.rule})
+    return MinimumTax(amount, True, trace)
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """The lines of Part IV of Form 313 for one period."""
+
+    liability: Decimal
+    limited: bool                 # whether the 50% limit and the floor apply (CBT, or insurers by option)
+    cap: Decimal | None           # 50% x liability
+    floor: Decimal | None         # max(minimum tax, AMA)
+    above_floor: Decimal | None   # liability - floor
+    other_before: Decimal         # other credits applied before this one in the Director's order
+    other_after: Decimal          # other credits after it (they do not reduce its room)
+    room: Decimal
+
+    def to_dict(self) -> dict:
+        s = lambda v: None if v is None else str(v)  # noqa: E731
+        return {
+            "liability": s(self.liability), "limited": self.limited, "cap_50_percent": s(self.cap), "floor": s(self.floor),
+            "liability_above_floor": s(self.above_floor), "other_credits_before": s(self.other_before),
+            "other_credits_after": s(self.other_after), "room": s(self.room),
+        }
+
+
+def room(liability: Decimal, limited: bool, floor: Decimal | None, other_before: Decimal, other_after: Decimal, on: "object") -> Room:
+    """L2 (b)(3): room = min(50% x liability, liability - floor) - other credits before, never below
+    zero, rounded down to cents. L3: without the limits (insurers), room = liability - other before."""
+    if limited:
+        share = parameter("credit_limit_share").at(on).value
+        cap = floor_cents(liability * share)
+        fl = floor or ZERO
+        above = liability - fl
+        r = min(cap, above) - other_before
+        return Room(liability, True, cap, fl, above, other_before, other_after, floor_cents(max(r, ZERO)))
+    return Room(liability, False, None, None, None, other_before, other_after, floor_cents(max(liability - other_before, ZERO)))

@@ -1,0 +1,156 @@
+"""P1-P5, N.J.S.A. 52:27BBB-55(e): who counts, month by month, as columnar (polars) work.
+
+> "Employee of the taxpayer" does not include an individual with an ownership interest in the
+> business, that individual's spouse or dependants, or that individual's ancestors or descendants.
+> "Full time position" means a position filled by an employee of the taxpayer for at least 140
+> hours per month on a permanent basis, which does not include employment that is temporary or
+> seasonal.
+> "Part-time position" means a position filled by an employee of the taxpayer for at least 20
+> hours per week for at least three months during the credit year.
+> The hours of employees filling part-time positions shall be aggregated to determine the number
+> of full-time position equivalents.
+
+The same expressions serve one claim and a statewide batch: rows carry a ``claim_id`` and the
+claim's constants (``base_idx``, thresholds, option) as columns, and every aggregate groups by claim.
+Hours are scaled integers (``qmcredit.payroll.HOURS_SCALE``); thresholds are exact fractions
+compared by cross-multiplication, so no comparison ever rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from fractions import Fraction
+
+import polars as pl
+
+from ..payroll import HOURS_SCALE
+from .parameters import parameter
+
+CITE = "N.J.S.A. 52:27BBB-55(e)"
+
+# Classification of an employee-month (B1): status -> (rule, one-line reading)
+STATUS = {
+    "full_time": ("P2", "full-time: at least the full-time hours in the month, on a permanent basis"),
+    "part_time_equivalent": ("P4", "part-time position in this period, not full-time this month: hours count toward full-time equivalents"),
+    "owner": ("P1", "not an employee of the taxpayer: has an ownership interest"),
+    "owner_relative": ("P1", "not an employee of the taxpayer: spouse, dependant, ancestor or descendant of an owner"),
+    "temporary_excluded": ("P3", "temporary or seasonal: excluded from part-time positions by option part_time_excludes_temporary"),
+    "temporary_not_part_time": ("P2", "temporary or seasonal: never full-time, and not a part-time position in this period"),
+    "not_part_time": ("P3", "below full-time this month, and fewer than the required months of 20 hours a week in this period"),
+    "no_hours": ("P5", "no hours this month"),
+    "outside_periods": ("W3", "outside the base period and credit years"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The hour tests of P2-P4, exact, from the parameter files in force on ``when``."""
+
+    full_time_hours: Fraction      # P2: hours in a month that make it full-time (140)
+    part_time_month_hours: Fraction  # P3: 20 hours a week as monthly hours, 20 x 52 / 12 = 86 2/3
+    part_time_months: int          # P3: months meeting it in the period (3)
+    trace: dict
+
+    @classmethod
+    def at(cls, when: date) -> "Thresholds":
+        ft, wk, weeks, months = (parameter(n) for n in ("full_time_hours_per_month", "part_time_hours_per_week", "weeks_per_year", "part_time_months"))
+        pt = Fraction(wk.at(when).value) * Fraction(weeks.at(when).value) / 12
+        return cls(
+            Fraction(ft.at(when).value), pt, int(months.at(when).value),
+            {
+                "full_time_hours_per_month": ft.trace(when),
+                "part_time_hours_per_week": wk.trace(when),
+                "weeks_per_year": weeks.trace(when),
+                "part_time_months": months.trace(when),
+                "part_time_hours_per_month": {"value": f"{pt.numerator}/{pt.denominator}" if pt.denominator != 1 else str(pt), "rule": "P3", "reading": "20 x 52 / 12"},
+            },
+        )
+
+    def columns(self) -> dict[str, int]:
+        """Per-claim constant columns: hours x den >= num compares exactly on scaled integers."""
+        ft = self.full_time_hours * HOURS_SCALE
+        pt = self.part_time_month_hours * HOURS_SCALE
+        return {
+            "ft_num": ft.numerator, "ft_den": ft.denominator,
+            "pt_num": pt.numerator, "pt_den": pt.denominator,
+            "pt_months": self.part_time_months,
+        }
+
+
+CLAIM_COLUMNS = {
+    "base_idx": pl.Int32, "excl_temp": pl.Boolean,
+    "ft_num": pl.Int64, "ft_den": pl.Int64, "pt_num": pl.Int64, "pt_den": pl.Int64, "pt_months": pl.Int32,
+}
+
+
+def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Classify each employee-month (P1-P4). Input: normalised payroll rows with ``claim_id`` and
+    the ``CLAIM_COLUMNS``. Adds ``period`` (0 base, 1 year one, 2 year two, null outside),
+    ``full_time``, ``equivalent`` and ``status`` (a key of ``STATUS``)."""
+    rel = pl.col("month_idx") - pl.col("base_idx")
+    period = pl.when((rel >= 0) & (rel < 36)).then((rel // 12).cast(pl.Int8))
+    # P1 (e): owners and their relatives are not employees of the taxpayer; their hours count nowhere.
+    owner = pl.col("ownership_interest")
+    relative = pl.col("owner_relation").is_not_null()
+    employee = ~owner & ~relative
+    permanent = pl.col("basis") == "permanent"
+    # P2 (e): full-time = at least 140 hours in the month on a permanent basis.
+    full_time = employee & permanent & (pl.col("hours") * pl.col("ft_den") >= pl.col("ft_num"))
+    # P3 (e): a month of at least 20 hours a week (86 2/3 hours); temporary work counts unless the option excludes it.
+    may_be_part_time = employee & (permanent | ~pl.col("excl_temp"))
+    meets_20h = may_be_part_time & (pl.col("hours") * pl.col("pt_den") >= pl.col("pt_num"))
+    lf = lf.with_columns(period.alias("period"), full_time.alias("full_time"), meets_20h.alias("_meets"))
+    pt_months = pl.col("_meets").cast(pl.Int32).sum().over(["claim_id", "employee_id", "period"])
+    # P3: a part-time position in the period = at least three such months in it (any three).
+    part_time_position = may_be_part_time & (pt_months >= pl.col("pt_months"))
+    # P4 (e): equivalents = hours of part-time positions in months they are not full-time.
+    equivalent = pl.col("period").is_not_null() & part_time_position & ~pl.col("full_time")
+    status = (
+        pl.when(pl.col("period").is_null()).then(pl.lit("outside_periods"))
+        .when(owner).then(pl.lit("owner"))
+        .when(relative).then(pl.lit("owner_relative"))
+        .when(pl.col("full_time")).then(pl.lit("full_time"))
+        .when(~permanent & pl.col("excl_temp")).then(pl.lit("temporary_excluded"))
+        .when(equivalent).then(pl.lit("part_time_equivalent"))
+        .when(pl.col("hours") == 0).then(pl.lit("no_hours"))
+        .when(~permanent).then(pl.lit("temporary_not_part_time"))
+        .otherwise(pl.lit("not_part_time"))
+    )
+    return lf.with_columns(
+        equivalent.alias("equivalent"), pt_months.alias("period_20h_months"), status.alias("status")
+    ).drop("_meets")
+
+
+def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
+    """P4-P5 per claim and month: full-time positions and the hours that make equivalents."""
+    return (
+        classified.filter(pl.col("period").is_not_null())
+        .group_by("claim_id", "month_idx")
+        .agg(
+            pl.col("full_time").sum().cast(pl.Int64).alias("full_time"),
+            pl.col("hours").filter(pl.col("equivalent")).sum().cast(pl.Int64).alias("equivalent_hours"),
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Month:
+    idx: int
+    full_time: int
+    equivalent_hours: int  # scaled by HOURS_SCALE
+    known: bool = True
+
+    def equivalents(self, full_time_hours: Fraction) -> Fraction:
+        """P4: the month's part-time hours divided by the full-time hours (140)."""
+        return Fraction(self.equivalent_hours, HOURS_SCALE) / full_time_hours
+
+    def positions(self, full_time_hours: Fraction) -> Fraction:
+        return self.full_time + self.equivalents(full_time_hours)
+
+
+def average(months: list[Month], full_time_hours: Fraction) -> Fraction:
+    """P5 (e): the average number of positions of a period = the sum over its twelve months of
+    (full-time positions + equivalents) / 12; a month with no hours recorded counts as zero."""
+    assert len(months) == 12
+    return sum((m.positions(full_time_hours) for m in months), Fraction(0)) / 12
