@@ -132,7 +132,7 @@ def _payroll(firms: list[Firm], seed: int) -> pl.DataFrame:
         "no": [x.no for x in firms], "claim_id": [x.claim_id for x in firms], "base_idx": [x.base_idx for x in firms],
         "size": [x.size for x in firms], "hires": [x.hires for x in firms], "cut": [x.cut for x in firms],
     }, schema={"no": pl.Int64, "claim_id": pl.Utf8, "base_idx": pl.Int64, "size": pl.Int64, "hires": pl.Int64, "cut": pl.Int64})
-    e = f.with_columns(pl.int_ranges(0, pl.col("size") + pl.col("hires")).alias("emp")).explode("emp")
+    e = f.with_columns(pl.int_ranges(0, pl.col("size") + pl.col("hires")).alias("emp")).explode("emp", empty_as_null=False)
     key = pl.col("no") * 1_048_576 + pl.col("emp")
     small = pl.col("size") <= 20
     owner = (pl.col("emp") == 0) & small & (_u(key, 1, seed) < 0.5)
@@ -151,7 +151,7 @@ def _payroll(firms: list[Firm], seed: int) -> pl.DataFrame:
     )
     lo = pl.max_horizontal(pl.col("start"), pl.col("base_idx") - 1)
     hi = pl.min_horizontal(pl.col("end"), pl.col("base_idx") + 37, pl.col("cut"))
-    r = e.with_columns(pl.int_ranges(lo, pl.max_horizontal(lo, hi)).alias("idx")).explode("idx").drop_nulls("idx")
+    r = e.with_columns(pl.int_ranges(lo, pl.max_horizontal(lo, hi)).alias("idx")).explode("idx", empty_as_null=False)
     r = r.filter((pl.col("basis") != "seasonal") | pl.col("idx").mod(12).is_between(4, 7))
     ur = _u(key * 64 + pl.col("idx") - pl.col("base_idx") + 1, 9, seed)
     quarters = (
