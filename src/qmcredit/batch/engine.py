@@ -14,6 +14,7 @@ here or on Dask workers (``distributed``).
 
 from __future__ import annotations
 
+import heapq
 import json
 import shutil
 import tempfile
@@ -61,7 +62,7 @@ class PayrollSource:
 class PartitionResult:
     claims: pl.DataFrame
     ledger: pl.DataFrame
-    jsonl: list[str]
+    jsonl: list[tuple[str, str]]  # (claim id, JSON line), in claim id order
     rows: int
     bad_rows: int
     orphan_rows: int
@@ -205,13 +206,13 @@ def decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) 
         if found:
             out_rows.append(invalid_row(cid, header.taxpayer.id if header else None, found))
             if jsonl:
-                lines.append(invalid_json(cid, found))
+                lines.append((cid, invalid_json(cid, found)))
             continue
         row, ledger = key_figures(d)
         out_rows.append(row)
         ledger_rows += ledger
         if jsonl:
-            lines.append(json.dumps(d.to_dict(explain=False), ensure_ascii=False))
+            lines.append((cid, json.dumps(d.to_dict(explain=False), ensure_ascii=False)))
     return PartitionResult(
         pl.DataFrame(out_rows, schema=outputs.CLAIMS_SCHEMA), pl.DataFrame(ledger_rows, schema=outputs.LEDGER_SCHEMA),
         lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
@@ -276,16 +277,17 @@ def split_payroll(payroll: Path, n: int, workdir: Path) -> list[PayrollSource]:
 
 def run(
     claims: Path, payroll: Path, out: Path, *, periods: Path | None = None, jsonl: bool = False,
-    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, mapper: Mapper = serial_map,
+    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper = serial_map,
     workdir: Path | None = None, on_progress: Callable[[int, int], None] | None = None,
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
     ``out``. ``mapper`` runs ``decide_partition`` over the partitions (here, or on Dask);
-    ``on_progress(rows, claims)`` is told as each partition is done."""
+    ``on_progress(rows, claims)`` is told as each partition is done. The outputs are sorted by
+    claim id, so they do not depend on the partitioning or on where partitions ran."""
     started = time.perf_counter()
     table = read_claims(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
-    n = partition_count(payroll, rows_per_partition)
+    n = max(min_partitions, partition_count(payroll, rows_per_partition))
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-batch-", dir=workdir or out))
     try:
@@ -304,12 +306,7 @@ def run(
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
         if jsonl:
-            parts = []
-            for k, r in results:
-                part = scratch / f"part-{k:05d}.jsonl"
-                part.write_text("".join(line + "\n" for line in r.jsonl), encoding="utf-8")
-                parts.append(part)
-            outputs.write_lines(parts, out / "determinations.jsonl")
+            outputs.write_lines((line for _, line in heapq.merge(*(r.jsonl for _, r in results))), out / "determinations.jsonl")
         outputs.write_parquet(claims_df, out / "claims.parquet")
         outputs.write_parquet(ledger_df, out / "ledger.parquet")
     finally:

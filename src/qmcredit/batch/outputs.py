@@ -40,14 +40,13 @@ def write_parquet(df: pl.DataFrame, path: Path) -> None:
     _replace(tmp, path)
 
 
-def write_lines(parts: Iterable[Path], path: Path) -> None:
-    """Concatenate JSON Lines part files into ``path``."""
+def write_lines(lines: Iterable[str], path: Path) -> None:
+    """JSON Lines: one determination per line."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as out:
-        for part in parts:
-            with part.open("rb") as f:
-                while chunk := f.read(1 << 20):
-                    out.write(chunk)
+    with tmp.open("w", encoding="utf-8") as out:
+        for line in lines:
+            out.write(line)
+            out.write("\n")
     _replace(tmp, path)
 
 
