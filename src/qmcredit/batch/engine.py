@@ -32,9 +32,10 @@ from ..decide import claim_constants, determine, first_unknown_month
 from ..determination import Determination
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal, money
-from ..payroll import normalize, problems as row_problems
+from ..payroll import problems as row_problems
 from ..problems import ClaimError, Problem
 from . import outputs
+from .rows import typed as typed_rows
 from .tables import PAYROLL_COLUMNS, header_doc, read_claims, scan_payroll
 
 DEFAULT_ROWS_PER_PARTITION = 6_000_000
@@ -151,22 +152,20 @@ def invalid_json(cid: str, found: list[Problem]) -> str:
 
 
 def measure(rows: pl.LazyFrame, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame, int, pl.Series]:
-    """Type and check every payroll row (``normalize``), then P1-P4 (``classify``, ``monthly``)
-    over the claims none of whose rows has a problem. Returns the monthly sums by claim code and
-    month, the bad rows, the number of rows, and the claim ids of rows whose claim is not in the
-    claims table (orphans)."""
-    joined = rows.join(constants.lazy(), on="claim_id", how="left").with_columns(
-        pl.format(f"{name} line {{}}", pl.col("_line")).alias("source")
-    )
-    typed = normalize(joined.drop("_line"), as_of_idx=pl.col("as_of_idx")).collect()
-    orphans = typed.filter(pl.col("_code").is_null()).get_column("claim_id")
-    typed = typed.filter(pl.col("_code").is_not_null()).drop("claim_id").rename({"_code": "claim_id"})
-    bad = typed.filter(pl.col("problem").is_not_null()).select("claim_id", "source", "problem")
+    """Type and check every payroll row (``normalize``, via ``rows.typed``), then P1-P4
+    (``classify``, ``monthly``) over the claims none of whose rows has a problem. Returns the
+    monthly sums by claim code and month, the bad rows, the number of rows, and the claim ids of
+    rows whose claim is not in the claims table (orphans)."""
+    joined = rows.join(constants.lazy(), on="claim_id", how="left").collect()
+    orphans = joined.filter(pl.col("_code").is_null()).get_column("claim_id")
+    typed = typed_rows(joined.filter(pl.col("_code").is_not_null()), name)
+    typed = typed.drop("claim_id").rename({"_code": "claim_id"})
+    bad = typed.filter(pl.col("problem").is_not_null()).sort("claim_id", "_line").select("claim_id", "source", "problem")
     good = typed.lazy().filter(
         ~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode()) & pl.col("base_idx").is_not_null()
     )
     per_month = monthly(classify(good)).collect()
-    return per_month, bad, typed.height + orphans.len(), orphans
+    return per_month, bad, joined.height, orphans
 
 
 def decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) -> PartitionResult:

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from .tables import CLAIM_FIELDS, PAYROLL_COLUMNS, PERIOD_FIELDS
 
 PAYROLL_HEADER_INVALID = ("bad_date", "missing_tax", "overlap", "unknown_option", "fraction_cent", "bad_flag")
-ROW_INVALID = ("hours_text", "negative", "bad_month", "duplicate", "too_precise", "too_many", "bad_basis", "bad_owner")
+ROW_INVALID = ("hours_text", "negative", "bad_month", "duplicate", "too_precise", "too_many", "bad_basis", "bad_owner", "no_employee")
 _U64 = float(2**64)
 
 
@@ -172,7 +172,7 @@ def _payroll(firms: list[Firm], seed: int) -> pl.DataFrame:
 _ROW_FIX = {
     "hours_text": ("hours", "about 40"), "negative": ("hours", "-8"), "bad_month": ("month", "2004-13"),
     "too_precise": ("hours", "12.1234567"), "too_many": ("hours", "800"), "bad_basis": ("basis", "contract"),
-    "bad_owner": ("ownership_interest", "maybe"),
+    "bad_owner": ("ownership_interest", "maybe"), "no_employee": ("employee_id", " "),
 }
 
 
