@@ -15,13 +15,11 @@ here or on Dask workers (``distributed``).
 from __future__ import annotations
 
 import heapq
-import multiprocessing
 import json
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -247,18 +245,6 @@ Mapper = Callable[[Callable, list[tuple]], Iterable[tuple[int, PartitionResult]]
 def serial_map(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
     """Decide the partitions one after another in this process."""
     return (fn(*a) for a in args)
-
-
-def pool_map(processes: int) -> Mapper:
-    """A ``Mapper`` deciding partitions in ``processes`` worker processes of this machine (the
-    per-claim rules are Python: one process keeps one core busy)."""
-
-    def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for future in as_completed([pool.submit(fn, *a) for a in args]):
-                yield future.result()
-
-    return mapper
 
 
 def partition_count(payroll: Path, rows_per_partition: int) -> int:
