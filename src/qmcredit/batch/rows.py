@@ -27,17 +27,18 @@ def typed(rows: pl.DataFrame, name: str) -> pl.DataFrame:
     """Normalised rows of known claims: ``claim_id`` text, the claim's columns, the typed payroll
     columns of ``payroll.COLUMNS`` (``source`` only where the row has a problem), ``problem`` and
     ``_line``.
-    ``rows``: raw text payroll rows with ``_line``, joined to the claim's columns (``as_of_idx``)."""
+    ``rows``: raw text payroll rows with ``_line``, joined to the claim's columns (``_code``, a
+    whole number per claim, and ``as_of_idx``)."""
     rows = rows.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in RAW_COLUMNS if c not in rows.columns)
     key = pl.col("employee_id").str.strip_chars()
     dup_or_missing = (
-        rows.group_by("claim_id", key.alias("_emp"), pl.col("month").str.strip_chars().alias("_month"))
+        rows.group_by("_code", key.alias("_emp"), pl.col("month").str.strip_chars().alias("_month"))
         .agg(pl.len().alias("_n"))
         .filter((pl.col("_n") > 1) | pl.col("_emp").is_null() | (pl.col("_emp") == ""))
-        .get_column("claim_id").unique()
+        .get_column("_code").unique()
     )
-    whole = rows.filter(pl.col("claim_id").is_in(dup_or_missing.implode()))
-    fast = rows.filter(~pl.col("claim_id").is_in(dup_or_missing.implode()))
+    whole = rows.filter(pl.col("_code").is_in(dup_or_missing.implode()))
+    fast = rows.filter(~pl.col("_code").is_in(dup_or_missing.implode()))
     claim_cols = [c for c in rows.columns if c not in (*RAW_COLUMNS, "_line", "claim_id")]
 
     judged_whole = normalize(whole.lazy().with_columns(_source(name)), as_of_idx=pl.col("as_of_idx")).collect()

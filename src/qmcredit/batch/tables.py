@@ -153,4 +153,8 @@ def scan_payroll(path: Path) -> pl.LazyFrame:
     missing = [c for c in ("claim_id", "employee_id", "month", "hours") if c not in names]
     if missing:
         raise ClaimError([Problem(str(path), f"missing column(s) {', '.join(missing)}; a payroll table has columns {', '.join(PAYROLL_COLUMNS)}")])
-    return lf.select(c for c in PAYROLL_COLUMNS if c in names).with_row_index("_line", offset=first_line(path))
+    return (
+        lf.select(c for c in PAYROLL_COLUMNS if c in names)
+        .with_columns(pl.col("claim_id").str.strip_chars())
+        .with_row_index("_line", offset=first_line(path))
+    )
