@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from . import ClaimError, decide_many, load_claim
+from .loaders import load_claims
 from .explain import figure_names, walk
 
 app = typer.Typer(
@@ -43,14 +44,11 @@ def compute(
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
-    loaded: list = []
+    loaded = load_claims(claims)
     failed = False
-    for path in claims:
-        try:
-            loaded.append(load_claim(path))
-        except ClaimError as e:
-            _report(e, path)
-            loaded.append(e)
+    for path, item in zip(claims, loaded):
+        if isinstance(item, ClaimError):
+            _report(item, path)
             failed = True
     good = [c for c in loaded if not isinstance(c, ClaimError)]
     decided = iter(decide_many(good))
@@ -79,12 +77,10 @@ def compute(
 def validate(claims: ClaimPaths) -> None:
     """Check claims and report every problem at once (exit 1 if any claim is invalid)."""
     failed = False
-    for path in claims:
-        try:
-            c = load_claim(path)
-        except ClaimError as e:
-            _report(e, path)
-            err.print(f"{path}: invalid: {len(e.problems)} problem(s)", markup=False)
+    for path, c in zip(claims, load_claims(claims)):
+        if isinstance(c, ClaimError):
+            _report(c, path)
+            err.print(f"{path}: invalid: {len(c.problems)} problem(s)", markup=False)
             failed = True
             continue
         n_emp = c.payroll["employee_id"].n_unique()

@@ -9,7 +9,6 @@ claims in one columnar pass (``law.positions``) and then applies the per-claim r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
 from decimal import Decimal
 from fractions import Fraction
 
@@ -25,7 +24,7 @@ from .law.parameters import parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, classify, monthly
 from .law.windows import PERIOD_NAMES, Windows, windows
 from .money import ZERO, exact_decimal, money
-from .payroll import COLUMNS, month_of
+from .payroll import COLUMNS, first_unknown_month
 from .problems import ClaimError, Problem
 
 ELIGIBLE_TAXES_WITH_LIMITS = ("cbt",)
@@ -73,14 +72,6 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
     return out
 
 
-def first_unknown_month(header: ClaimHeader) -> int | None:
-    """With ``as_of``, months from this index on are unknown (not zero)."""
-    if header.as_of is None:
-        return None
-    last_day = date.fromordinal(header.as_of.toordinal() + 1).day == 1
-    return month_of(header.as_of) + (1 if last_day else 0)
-
-
 def determine(
     header: ClaimHeader,
     w: Windows,
@@ -116,7 +107,7 @@ def determine(
              "option year_one_start": opts.year_one_start})
 
     # P5: monthly positions and the averages, with completeness (as_of)
-    cut = first_unknown_month(header)
+    cut = first_unknown_month(header.as_of)
     months = tuple(
         Month(idx, *measured.get(idx, (0, 0)), known=cut is None or idx < cut)
         for idx in range(w.first_month, w.first_month + 36)
