@@ -1,0 +1,145 @@
+"""The determination of FORMAT.md (``qmcredit.determination/1``) and its explanation (rule B1).
+
+Immutable; ``to_dict`` gives the public JSON. Besides the FORMAT.md fields it carries optional
+ones: ``checks`` (every eligibility condition), ``monthly`` (the 36 months), ``periods[].detail``
+(the lines of Form 313 Parts IV and V), ``pending`` (what ``as_of`` leaves undecided),
+``not_yet_applied``, ``warnings``, and ``explanation``: each figure with its rule, citation,
+parameters, inputs and the figures it depends on, down to every employee-month.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+import polars as pl
+
+from .law.eligibility import Check
+from .law.ledger import Ledger
+from .law.positions import STATUS, Month
+from .law.windows import PERIOD_NAMES, Windows
+from .money import exact_decimal, fraction_text, money
+from .payroll import HOURS_SCALE, month_text
+
+FORMAT = "qmcredit.determination/1"
+
+
+def hours_text(scaled: int) -> str:
+    whole, frac = divmod(scaled, HOURS_SCALE)
+    return f"{whole}" if frac == 0 else f"{whole}.{str(frac).rjust(6, '0').rstrip('0')}"
+
+
+@dataclass(frozen=True)
+class Determination:
+    claim_id: str
+    taxpayer_id: str
+    eligible: bool
+    checks: tuple[Check, ...]
+    windows: Windows
+    months: tuple[Month, ...]                 # 36, base first
+    full_time_hours: Fraction
+    averages: dict[str, Fraction | None]
+    new_positions: dict[str, Fraction | None]
+    credit: dict[str, Decimal | None]
+    sustained_effort_ratio: Fraction | None
+    ledger: Ledger
+    pending: dict | None
+    warnings: tuple[str, ...]
+    explanation: tuple[dict, ...]
+    employee_months: pl.DataFrame | None = None  # the classified rows of this claim (B1)
+
+    # -- presentation -------------------------------------------------------------------------
+    def monthly_rows(self) -> list[dict]:
+        rows = []
+        for i, m in enumerate(self.months):
+            eq = m.equivalents(self.full_time_hours)
+            rows.append({
+                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": m.known,
+                "full_time": m.full_time if m.known else None,
+                "equivalent_hours": hours_text(m.equivalent_hours) if m.known else None,
+                "equivalents": exact_decimal(eq) if m.known else None,
+                "positions": exact_decimal(m.full_time + eq) if m.known else None,
+            })
+        return rows
+
+    def employee_month_rows(self) -> list[dict]:
+        if self.employee_months is None:
+            return []
+        df = self.employee_months.sort("employee_id", "month_idx")
+        out = []
+        ft = self.full_time_hours
+        for emp, month, hours, period, status, source in df.select(
+            "employee_id", "month", "hours", "period", "status", "source"
+        ).iter_rows():
+            row = {
+                "employee_id": emp, "month": month,
+                "period": PERIOD_NAMES[period] if period is not None else None,
+                "hours": hours_text(hours), "status": status, "rule": STATUS[status][0], "source": source,
+            }
+            if status == "part_time_equivalent":
+                row["equivalents"] = exact_decimal(Fraction(hours, HOURS_SCALE) / ft)
+            out.append(row)
+        return out
+
+    def to_dict(self, explain: bool = True) -> dict:
+        pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
+        cash = lambda x: None if x is None else money(x)  # noqa: E731
+        periods = []
+        for line in self.ledger.periods:
+            p = {
+                "start": line.start.isoformat(), "end": line.end.isoformat(),
+                "allowed": None if line.pending else money(line.allowed),
+                "room": money(line.room.room),
+                "applied": None if line.pending else money(line.applied),
+                "refund": None if line.pending else money(line.refund),
+                "forfeited": None if line.pending else money(line.forfeited),
+                "carried_forward": None if line.pending else money(line.carried_forward),
+                "detail": {
+                    **line.room.to_dict(),
+                    "allows": list(line.allows),
+                    "pending": line.pending,
+                    "origins": {o.origin: o.to_dict() for o in line.origins},
+                },
+            }
+            periods.append(p)
+        totals_pending = self.ledger.pending_from is not None
+        out = {
+            "format": FORMAT,
+            "claim_id": self.claim_id,
+            "taxpayer_id": self.taxpayer_id,
+            "eligible": self.eligible,
+            "ineligible_because": [{"rule": c.rule, "cite": c.cite, "message": c.message} for c in self.checks if not c.passed],
+            "windows": self.windows.to_dict(),
+            "average_positions": {k: pos(v) for k, v in self.averages.items()},
+            "new_positions": {k: pos(v) for k, v in self.new_positions.items()},
+            "credit": {k: cash(v) for k, v in self.credit.items()},
+            "sustained_effort_ratio": pos(self.sustained_effort_ratio),
+            "periods": periods,
+            "refund": None if totals_pending else money(self.ledger.refund),
+            "carried_forward": None if totals_pending else money(self.ledger.carried_forward),
+            "not_yet_applied": self.ledger.not_yet_applied,
+            "pending": self.pending,
+            "warnings": list(self.warnings),
+            "checks": [c.to_dict() for c in self.checks],
+            "monthly": self.monthly_rows(),
+        }
+        if explain:
+            out["explanation"] = [*self.explanation, {
+                "figure": "employee_months", "rule": "B1", "cite": "N.J.S.A. 52:27BBB-55(d)",
+                "reading": "every employee and month: whether and how the hours were counted",
+                "statuses": {k: {"rule": r, "reading": t} for k, (r, t) in STATUS.items()},
+                "rows": self.employee_month_rows(),
+            }]
+        return out
+
+    def to_json(self, explain: bool = True, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(explain), indent=indent, ensure_ascii=False)
+
+    def figure(self, name: str) -> dict | None:
+        return next((e for e in self.explanation if e["figure"] == name), None)
+
+
+def exact(x: Fraction | None) -> str | None:
+    return None if x is None else fraction_text(x)
