@@ -22,7 +22,7 @@ from reportlab.lib.units import inch
 from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from .figures import LEDGER_LABELS, PERIOD_LABELS, as_dict, ledger_table, monthly_table, select_period, shown
-from .form import TAX_NAMES, Form313, Part, form313
+from .form import TAX_NAMES, Form313, Part, form_for_period
 from .layout import Chart, Group, Line, Rect, Text, ledger_layout, monthly_layout
 
 BODY = ParagraphStyle("body", fontName="Helvetica", fontSize=8.5, leading=10.5)
@@ -111,10 +111,9 @@ def _form_header(f: Form313) -> list:
 
 
 def form313_pdf(claim, det, period: int | str) -> bytes:
-    """Form 313 for one privilege period, chosen by index into the determination's periods or by
-    the year (``YYYY``) in which the period ends; raises ``PeriodNotFound`` naming the periods."""
-    d = as_dict(det)
-    f = form313(claim, d, select_period(d, period))
+    """Form 313 for one privilege period of ``det`` (a ``Determination``), chosen by index into its
+    periods or by the year (``YYYY``) in which the period ends; raises ``PeriodNotFound`` naming the periods."""
+    f = form_for_period(claim, det, select_period(det, period))
     buf = BytesIO()
     doc, on_page = _doc(buf, f"Form 313, {f.taxpayer_name}, {f.period}", "Economic Recovery Tax Credit",
                         f"Form 313 - {f.taxpayer_name} ({f.taxpayer_id}) - period {f.period}")
