@@ -167,7 +167,7 @@ def part_five(forms: list[dict], i: int) -> Part:
             if what == "applied" or any(v not in ("", "0.00") for v in vals):
                 rows.append((f"2 {what.capitalize()} in the period ending {upto[j]['end']}", *vals))
     closing = {o["origin"]: o["carryover"] for o in upto[i]["part_v"]}
-    rows.append(("3 Remaining, carried forward", *(closing.get(o, "0.00") for o in cols)))
+    rows.append(("3 Remaining, carried forward", *(closing.get(o, "pending" if upto[i]["pending"] else "0.00") for o in cols)))
     lines = (FormLine("4", "Total carried forward to the next period", shown(upto[i]["totals"]["carried_forward"])),)
     return Part("V", "Economic Recovery Tax Credit Carryover", lines, (head, *rows) if cols else (),
                 "" if cols else "No credit has been allowed up to this period: nothing to carry over.")

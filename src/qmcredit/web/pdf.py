@@ -126,7 +126,7 @@ def form313_pdf(claim, det, period: int | str) -> bytes:
             block.append(_p(part.note, SMALL))
         if part.table:
             n = len(part.table[0])
-            first = 1.6 * inch if part.number == "V" else FRAME_WIDTH / n
+            first = 2.5 * inch if part.number == "V" else FRAME_WIDTH / n
             widths = [first] + [(FRAME_WIDTH - first) / (n - 1)] * (n - 1) if part.number in ("V", "II") else _check_widths(n)
             block += [Spacer(1, 3), _grid(part.table, widths)]
         if part.lines and part.number == "V":
