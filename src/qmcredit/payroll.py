@@ -158,11 +158,8 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None) -> pl
     )
 
 
-def problems(normalized: pl.DataFrame, where: str = "payroll") -> list[Problem]:
-    """The bad rows of a normalised single-claim table, as problems at their exact location."""
+def problems(normalized: pl.DataFrame) -> list[Problem]:
+    """The bad rows of a normalised single-claim table, as problems at their exact location (the
+    row's ``source``: a JSON path, or the table's file and line)."""
     bad = normalized.filter(pl.col("problem").is_not_null()).select("source", "problem")
-    out = []
-    for source, message in bad.iter_rows():
-        loc = source if source.startswith(("employees[", where)) else f"{where} {source}"
-        out.append(Problem(loc, message))
-    return out
+    return [Problem(source, message) for source, message in bad.iter_rows()]
