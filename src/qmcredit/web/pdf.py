@@ -33,7 +33,6 @@ TITLE = ParagraphStyle("title", parent=BODY, fontName="Helvetica-Bold", fontSize
 FRAME_WIDTH = letter[0] - 1.2 * inch
 GRID = colors.HexColor("#808080")
 SHADE = colors.HexColor("#e6e6e6")
-ANCHORS = {"start": "start", "middle": "middle", "end": "end"}
 
 
 def _p(text: str, style: ParagraphStyle = BODY) -> Paragraph:
@@ -164,7 +163,7 @@ def chart_drawing(chart: Chart, width: float = FRAME_WIDTH) -> Drawing:
         elif isinstance(shape, Text):
             g.add(String(shape.x, chart.height - shape.y, shape.text, fontSize=shape.size,
                          fontName="Helvetica-Bold" if shape.bold else "Helvetica",
-                         textAnchor=ANCHORS[shape.anchor], fillColor=colors.HexColor(shape.fill)))
+                         textAnchor=shape.anchor, fillColor=colors.HexColor(shape.fill)))
 
     for shape in chart.shapes:
         add(shape)
