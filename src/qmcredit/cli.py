@@ -110,6 +110,16 @@ def explain(
     print("\n".join(lines))
 
 
+def _register_shells() -> None:
+    """The other shells' commands: each lives beside the shell it drives."""
+    from .web.cli import form313
+
+    app.command()(form313)
+
+
+_register_shells()
+
+
 def main() -> None:
     """Entry point: never a traceback for the user; one line and a non-zero exit instead."""
     try:
