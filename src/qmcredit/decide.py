@@ -206,7 +206,10 @@ def determine(
             explain(f"periods[{i}].refund", None if line.pending else money(line.refund), "R1", "N.J.S.A. 52:27BBB-55(c)(2)",
                     "year one's balance left after this period's and earlier liabilities, times the sustained effort ratio, rounded half-up to cents, is an overpayment"
                     + ("" if opts.refund else "; option refund = false carries it forward instead (R3)"),
-                    {**base, "option refund": opts.refund}, depends_on=[f"periods[{i}].applied", "sustained_effort_ratio"])
+                    {**base, "option refund": opts.refund,
+                     "year_one_balance_after_application": next((str(o.opening + o.allowed - o.applied) for o in line.origins if o.origin == "year_one"), "0.00"),
+                     "sustained_effort_ratio": exact(ratio)},
+                    depends_on=[f"periods[{i}].applied", "sustained_effort_ratio"])
         explain(f"periods[{i}].forfeited", None if line.pending else money(line.forfeited), "L5", "Form 313 instructions; N.J.S.A. 52:27BBB-55(b)(2)",
                 "what is left of a credit after the last period it may be used in is forfeited",
                 {**base, "carryforward_periods": cf}, depends_on=[f"periods[{i}].applied"])
