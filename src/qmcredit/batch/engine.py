@@ -28,11 +28,11 @@ import polars as pl
 from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
-from ..decide import claim_constants, determine, first_unknown_month
+from ..decide import claim_constants, determine
 from ..determination import Determination
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal, money
-from ..payroll import problems as row_problems
+from ..payroll import first_unknown_month
 from ..problems import ClaimError, Problem
 from . import outputs
 from .rows import typed as typed_rows
@@ -179,15 +179,15 @@ def decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) 
         cols = _constants(header, cache)[2] if header is not None else dict.fromkeys(CLAIM_COLUMNS)
         consts["claim_id"].append(cid)
         consts["_code"].append(code)
-        consts["as_of_idx"].append(first_unknown_month(header) if header is not None else None)
+        consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
         for k in CLAIM_COLUMNS:
             consts[k].append(cols[k])
     constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "_code": pl.Int64, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
     per_month, bad, rows, orphans = measure(payroll.scan(), constants, payroll.name)
 
-    found_rows: dict[int, list[Problem]] = {
-        code: row_problems(part) for (code,), part in bad.partition_by("claim_id", as_dict=True, maintain_order=True).items()
-    }
+    found_rows: dict[int, list[Problem]] = {}
+    for code, source, message in bad.iter_rows():
+        found_rows.setdefault(code, []).append(Problem(source, message))
     measured: dict[int, dict[int, tuple[int, int]]] = {}
     for code, idx, ft, eqh in per_month.iter_rows():
         measured.setdefault(code, {})[idx] = (ft, eqh)
