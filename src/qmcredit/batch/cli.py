@@ -23,7 +23,8 @@ _err = Console(stderr=True)
 
 @contextmanager
 def _progress(total_claims: int | None, label: str):
-    """(advance(rows, claims), progress) with a rich bar on a terminal, nothing otherwise."""
+    """``advance(rows, claims)`` of a rich bar on a terminal (silent otherwise); ``advance.start(n)``
+    sets the number of claims."""
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rows]:,} rows"),
         TimeElapsedColumn(), console=_err, disable=not _err.is_terminal, transient=False,
@@ -33,6 +34,7 @@ def _progress(total_claims: int | None, label: str):
         def advance(rows: int, claims: int) -> None:
             progress.update(task, advance=claims, rows=progress.tasks[task].fields["rows"] + rows)
 
+        advance.start = lambda n: progress.update(task, total=n)
         yield advance
 
 
@@ -56,10 +58,10 @@ def batch(
                 with cluster(scheduler, workers) as client:
                     n = len(client.scheduler_info()["workers"])
                     summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                         min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance)
+                                         min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance, on_start=advance.start)
             else:
                 summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                     workdir=workdir, on_progress=advance)
+                                     workdir=workdir, on_progress=advance, on_start=advance.start)
     except ClaimError as e:
         _err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None

@@ -278,15 +278,19 @@ def run(
     claims: Path, payroll: Path, out: Path, *, periods: Path | None = None, jsonl: bool = False,
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper = serial_map,
     workdir: Path | None = None, on_progress: Callable[[int, int], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
     ``out``. ``mapper`` runs ``decide_partition`` over the partitions (here, or on Dask);
-    ``on_progress(rows, claims)`` is told as each partition is done. The outputs are sorted by
+    ``on_start(claims)`` is told the number of claims-table rows, ``on_progress(rows, claims)``
+    as each partition is done. The outputs are sorted by
     claim id, so they do not depend on the partitioning or on where partitions ran."""
     started = time.perf_counter()
     table = read_claims(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
     n = max(min_partitions, partition_count(payroll, rows_per_partition))
+    if on_start:
+        on_start(table.height - summary.claims_without_id)
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-batch-", dir=workdir or out))
     try:
