@@ -4,7 +4,6 @@ single-claim path's result for each claim (``qmcredit.decide``), the oracle the 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -39,10 +38,10 @@ def oracle(generated) -> dict[str, dict]:
 
     from qmcredit.batch.tables import scan_payroll
 
-    out = {}
-    for kind, name in (("parquet", "payroll.parquet"),):
-        rows = scan_payroll(generated[kind]["payroll"]).with_columns(pl.format(f"{name} line {{}}", pl.col("_line")).alias("source")).drop("_line").collect()
-        parts = rows.partition_by("claim_id", as_dict=True, maintain_order=True)
-        for claim_id, doc, _ in synth.documents(CLAIMS, SEED):
-            out[claim_id] = single(claim_id, doc, parts.get((claim_id,), rows.clear()))
-    return out
+    rows = (
+        scan_payroll(generated["parquet"]["payroll"])
+        .with_columns(pl.format("payroll.parquet line {}", pl.col("_line")).alias("source"))
+        .drop("_line").collect()
+    )
+    parts = rows.partition_by("claim_id", as_dict=True, maintain_order=True)
+    return {cid: single(cid, doc, parts.get((cid,), rows.clear())) for cid, doc in synth.documents(CLAIMS, SEED)}

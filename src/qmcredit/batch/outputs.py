@@ -30,14 +30,10 @@ LEDGER_SCHEMA = {
 }
 
 
-def _replace(tmp: Path, final: Path) -> None:
-    os.replace(tmp, final)
-
-
 def write_parquet(df: pl.DataFrame, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     df.write_parquet(tmp, statistics=True)
-    _replace(tmp, path)
+    os.replace(tmp, path)
 
 
 def write_lines(lines: Iterable[str], path: Path) -> None:
@@ -47,10 +43,10 @@ def write_lines(lines: Iterable[str], path: Path) -> None:
         for line in lines:
             out.write(line)
             out.write("\n")
-    _replace(tmp, path)
+    os.replace(tmp, path)
 
 
 def write_json(doc: dict, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    _replace(tmp, path)
+    os.replace(tmp, path)

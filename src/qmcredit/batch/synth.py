@@ -252,10 +252,10 @@ def write(out: Path, claims: int, seed: int, *, kind: str = "parquet", invalid_s
     return paths
 
 
-def documents(claims: int, seed: int, invalid_share: float = 0.03) -> Iterator[tuple[str, dict, pl.DataFrame]]:
-    """(claim id, header document, payroll rows) of each generated claim: what ``write`` puts in
-    the tables, claim by claim, for ``qmcredit.decide`` to check the batch against."""
-    for firms, rows in generate(claims, seed, invalid_share):
-        parts = rows.partition_by("claim_id", as_dict=True, maintain_order=True)
-        for firm, doc in firms:
-            yield firm.claim_id, doc, parts.get((firm.claim_id,), rows.clear())
+def documents(claims: int, seed: int, invalid_share: float = 0.03) -> Iterator[tuple[str, dict]]:
+    """(claim id, header document) of each generated claim, as ``write`` puts it in the tables:
+    for ``qmcredit.decide`` to check the batch against."""
+    rng = random.Random(seed)
+    for no in range(claims):
+        firm, doc = _firm(no, rng, invalid_share)
+        yield firm.claim_id, doc
