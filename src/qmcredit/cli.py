@@ -112,9 +112,12 @@ def explain(
 
 def _register_shells() -> None:
     """The other shells' commands: each lives beside the shell it drives."""
+    from .batch.cli import batch, synth
     from .web.cli import form313
 
     app.command()(form313)
+    app.command()(batch)
+    app.command()(synth)
 
 
 _register_shells()

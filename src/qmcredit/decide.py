@@ -120,9 +120,7 @@ def determine(
         explain(
             f"average_positions.{name}", exact_decimal(averages[name]) if averages[name] is not None else None, "P5", "N.J.S.A. 52:27BBB-55(e)",
             "sum over the period's twelve months of (full-time positions + part-time hours / full-time hours), divided by 12",
-            {"exact": exact(averages[name]), "months": [
-                {"month": f"{m.idx // 12:04d}-{m.idx % 12 + 1:02d}", "known": m.known, "full_time": m.full_time,
-                 "equivalents": exact_decimal(m.equivalents(t.full_time_hours))} for m in ms]},
+            {"exact": exact(averages[name]), "period": name},  # its twelve months are added from `monthly` when presented
             t.trace, ["employee_months"],
         )
 

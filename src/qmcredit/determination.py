@@ -126,7 +126,7 @@ class Determination:
             "monthly": self.monthly_rows(),
         }
         if explain:
-            out["explanation"] = [*self.explanation, {
+            out["explanation"] = [*self.explanation_entries(out["monthly"]), {
                 "figure": "employee_months", "rule": "B1", "cite": "N.J.S.A. 52:27BBB-55(d)",
                 "reading": "every employee and month: whether and how the hours were counted",
                 "statuses": {k: {"rule": r, "reading": t} for k, (r, t) in STATUS.items()},
@@ -137,8 +137,20 @@ class Determination:
     def to_json(self, explain: bool = True, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(explain), indent=indent, ensure_ascii=False)
 
+    def explanation_entries(self, monthly: list[dict] | None = None) -> list[dict]:
+        """The figure entries of the trace, each average with its twelve months (P5) as inputs."""
+        monthly = monthly if monthly is not None else self.monthly_rows()
+        out = []
+        for e in self.explanation:
+            if e["rule"] == "P5":
+                months = [{k: r[k] for k in ("month", "known", "full_time", "equivalent_hours", "equivalents")}
+                          for r in monthly if r["period"] == e["inputs"]["period"]]
+                e = {**e, "inputs": {**e["inputs"], "months": months}}
+            out.append(e)
+        return out
+
     def figure(self, name: str) -> dict | None:
-        return next((e for e in self.explanation if e["figure"] == name), None)
+        return next((e for e in self.explanation_entries() if e["figure"] == name), None)
 
 
 def exact(x: Fraction | None) -> str | None:

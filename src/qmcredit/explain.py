@@ -15,7 +15,7 @@ def figure_names(det: Determination) -> list[str]:
 
 def walk(det: Determination, figure: str, max_rows: int = 40) -> list[str]:
     """Lines of text: the figure and, indented, everything it depends on."""
-    by_name = {e["figure"]: e for e in det.explanation}
+    by_name = {e["figure"]: e for e in det.explanation_entries()}
     if figure not in by_name and figure != "employee_months":
         raise KeyError(figure)
     lines: list[str] = []

@@ -153,4 +153,6 @@ def average(months: list[Month], full_time_hours: Fraction) -> Fraction:
     """P5 (e): the average number of positions of a period = the sum over its twelve months of
     (full-time positions + equivalents) / 12; a month with no hours recorded counts as zero."""
     assert len(months) == 12
-    return sum((m.positions(full_time_hours) for m in months), Fraction(0)) / 12
+    full_time = sum(m.full_time for m in months)
+    equivalent_hours = Fraction(sum(m.equivalent_hours for m in months), HOURS_SCALE)
+    return (full_time + equivalent_hours / full_time_hours) / 12
