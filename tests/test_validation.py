@@ -43,6 +43,8 @@ CASES = [
     (("periods", 0, "liability"), "12,34.5.6", "periods[0].liability", "amount"),
     (("periods", 0, "liability"), "100.005", "periods[0].liability", "fractions of a cent"),
     (("periods", 0, "liability"), "-1", "periods[0].liability", "negative"),
+    (("periods", 0, "liability"), __import__("decimal").Decimal("1e300"), "periods[0].liability", "too large"),
+    (("location", "operations_began"), "0001-01-01", "location.operations_began", "outside the years"),
     (("periods", 0, "start"), "2004/01/01", "periods[0].start", "YYYY-MM-DD"),
     (("periods", 0, "end"), "2004-02-30", "periods[0].end", "not a calendar date"),
     (("location", "operations_began"), "March 2004", "location.operations_began", "YYYY-MM-DD"),

@@ -24,6 +24,8 @@ FORMAT = "qmcredit.claim/1"
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+MONEY_DIGITS = 15  # whole-dollar digits an amount may have (up to $999 trillion)
+FIRST_YEAR, LAST_YEAR = 1901, 9997  # operations_began: its base period and credit years must be calendar dates
 _MONEY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 
 
@@ -41,6 +43,8 @@ def _money(v: Any) -> Decimal:
         raise ValueError(f"expected an amount like \"1234.56\", got {v!r}") from None
     if text is not None and not _MONEY.match(text) or not d.is_finite():
         raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
+    if d.adjusted() >= MONEY_DIGITS:
+        raise ValueError(f"amount {v!r} is too large; amounts are below $10^{MONEY_DIGITS}")
     if d < 0:
         raise ValueError(f"amount {v!r} is negative; amounts are zero or more")
     if d.as_tuple().exponent < -2 and d != d.quantize(Decimal("0.01")):
@@ -96,6 +100,13 @@ class Location(_Model):
     address: str = ""
     operations_began: Day
     operations_source: str = ""
+
+    @field_validator("operations_began")
+    @classmethod
+    def _plausible(cls, d: date) -> date:
+        if not FIRST_YEAR <= d.year <= LAST_YEAR:
+            raise ValueError(f"{d} is outside the years {FIRST_YEAR} to {LAST_YEAR} this engine can place a base period and two credit years in")
+        return d
 
 
 class OtherCredit(_Model):
