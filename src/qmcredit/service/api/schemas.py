@@ -1,0 +1,199 @@
+"""Request and response bodies as OpenAPI shows them. Claim documents are read from the raw body
+(money and hours stay exact), so their schema is written here by hand from ``ClaimHeader``."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+import qmcredit
+
+from ..models import ROLES, STATES
+from ..rules import RULE_IDS
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClaimOut(BaseModel):
+    """A stored claim with the determination of its current revision (FORMAT.md)."""
+
+    id: int
+    taxpayer_id: int
+    taxpayer_ein: str
+    location_id: int
+    state: Literal[STATES]  # type: ignore[valid-type]
+    revision: int
+    year_one_start: date | None = Field(description="E4: first day of the taxpayer's credit period this claim holds")
+    created_at: datetime
+    updated_at: datetime
+    determination: dict[str, Any] = Field(description="the determination JSON, as `qmcredit compute --json` prints it")
+
+
+class ClaimSummary(BaseModel):
+    id: int
+    taxpayer_id: int
+    taxpayer_ein: str
+    location_id: int
+    state: str
+    revision: int
+    year_one_start: date | None
+    updated_at: datetime
+
+
+class RevisionOut(BaseModel):
+    number: int
+    reason: str
+    author: str
+    created_at: datetime
+    payroll_document_id: int | None
+    document: dict[str, Any] | None = None
+    determination: dict[str, Any] | None = None
+
+
+class Reason(_In):
+    rule: Literal[RULE_IDS] = Field(description="a rule id of RULES.md")  # type: ignore[valid-type]
+    message: str = Field(min_length=1, max_length=4000)
+
+
+class DecisionIn(_In):
+    outcome: Literal["approved", "adjusted", "denied"]
+    reasons: list[Reason] = Field(default_factory=list, max_length=100)
+
+
+class EvidenceRequestIn(_In):
+    figure: str = Field(min_length=1, max_length=200, description="the figure to be proven, e.g. credit.year_one")
+    rule: Literal[RULE_IDS] = "B1"  # type: ignore[valid-type]
+    message: str = Field("", max_length=4000)
+
+
+class EvidenceRequestOut(BaseModel):
+    id: int
+    claim_id: int
+    figure: str
+    rule: str
+    message: str
+    requested_by: str
+    answered_by_document_id: int | None
+    created_at: datetime
+
+
+class DocumentOut(BaseModel):
+    id: int
+    claim_id: int
+    kind: str
+    filename: str
+    media_type: str
+    sha256: str
+    size: int
+    description: str
+    cites: list[str]
+    uploaded_by: str
+    created_at: datetime
+
+
+class TaxpayerOut(BaseModel):
+    id: int
+    ein: str
+    name: str
+    tax: str
+    preparer: str
+    year_one_start: date | None = Field(description="E4: the taxpayer's single credit period, by its first day")
+
+
+class LocationOut(BaseModel):
+    id: int
+    taxpayer_id: int
+    municipality: str
+    address: str
+    operations_began: date
+    operations_source: str
+
+
+class LedgerOut(BaseModel):
+    taxpayer_id: int
+    entries: list[dict[str, Any]]
+    carryforward_by_origin: dict[str, str]
+    forfeited: str
+    refunds_certified: list[dict[str, Any]]
+    refund_certified_total: str
+
+
+class SessionIn(_In):
+    username: str = Field(min_length=1, max_length=80)
+    password: str = Field(min_length=1, max_length=1000)
+
+
+class MeOut(BaseModel):
+    id: int
+    username: str
+    role: Literal[ROLES]  # type: ignore[valid-type]
+
+
+class TokenIn(_In):
+    name: str = Field(min_length=1, max_length=120)
+
+
+class TokenOut(BaseModel):
+    id: int
+    name: str
+    token: str = Field(description="shown once; only its SHA-256 is stored")
+
+
+class AuditOut(BaseModel):
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    entity: str
+    entity_id: str
+    before: Any = None
+    after: Any = None
+
+
+_EMPLOYEE = {
+    "type": "object",
+    "required": ["id"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "name": {"type": ["string", "null"]},
+        "ownership_interest": {"type": "boolean"},
+        "owner_relation": {"enum": [None, "spouse", "dependant", "ancestor", "descendant"]},
+        "basis": {"enum": ["permanent", "temporary", "seasonal"]},
+        "hours": {"type": "object", "description": "hours by month YYYY-MM",
+                  "additionalProperties": {"type": ["number", "string", "null"]}},
+    },
+}
+
+
+def claim_document_schemas() -> dict[str, dict]:
+    """Component schemas for a claim document: ``ClaimDocument`` and the models it refers to."""
+    schema = qmcredit.ClaimHeader.model_json_schema(ref_template="#/components/schemas/{model}")
+    defs = schema.pop("$defs", {})
+    schema["title"] = "ClaimDocument"
+    schema["description"] = "A claim, qmcredit.claim/1 (FORMAT.md): embedded employees, or a header naming a payroll table uploaded with it."
+    schema.setdefault("properties", {})["employees"] = {"type": "array", "items": {"$ref": "#/components/schemas/ClaimEmployee"}}
+    return {**defs, "ClaimEmployee": _EMPLOYEE, "ClaimDocument": schema}
+
+
+def claim_request_body(description: str) -> dict:
+    """The hand-written request body of a route that reads a claim document from the raw body."""
+    return {"requestBody": {"required": True, "description": description, "content": {
+        "application/json": {"schema": {"$ref": "#/components/schemas/ClaimDocument"}},
+        "multipart/form-data": {"schema": {
+            "type": "object", "required": ["claim"],
+            "properties": {
+                "claim": {"type": "string", "description": "the claim document (JSON text, or a .json file)"},
+                "payroll": {"type": "string", "format": "binary", "description": "payroll table: .csv, .parquet, .xlsx or .json"},
+            },
+        }},
+    }}}
+
+
+def period_request_body() -> dict:
+    return {"requestBody": {"required": True, "description": "a privilege or reporting period of FORMAT.md (periods[])",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Period"}}}}}

@@ -1,0 +1,42 @@
+"""``qmcredit serve``: run the claims office (wired into the main CLI by ``qmcredit.cli``)."""
+
+from __future__ import annotations
+
+import typer
+
+from .settings import Settings
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (loopback by default)."),
+    port: int = typer.Option(8313, help="Port to listen on."),
+    database_url: str | None = typer.Option(
+        None, help="SQLAlchemy database URL; default $QMCREDIT_DATABASE_URL, else a SQLite file under ./var/."),
+    seed_examples: bool = typer.Option(
+        True, "--seed-examples/--no-seed-examples",
+        help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens."),
+) -> None:
+    """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
+    import uvicorn
+
+    from .app import create_app
+    from .db import Database
+    from .seed import DEMO_PASSWORD, seed
+
+    settings = Settings.from_env(database_url=database_url)
+    db = Database(settings.database_url)
+    app = create_app(settings, db)
+    address = f"http://{host}:{port}"
+    typer.echo(f"qmcredit claims office: {address}/api/v1  (OpenAPI: {address}/openapi.json, docs: {address}/docs)")
+    typer.echo(f"database: {db.engine.url.render_as_string(hide_password=True)}")
+    if seed_examples:
+        seeded = seed(db)
+        for name in seeded.filed:
+            typer.echo(f"filed example claim {name}")
+        for line in seeded.skipped:
+            typer.echo(f"skipped example {line}")
+        typer.echo(f"demo users (password {DEMO_PASSWORD!r}) and their API tokens for this run:")
+        for user, token in seeded.tokens.items():
+            typer.echo(f"  {user:10s} Authorization: Bearer {token}")
+        typer.echo(f"try: curl -H 'Authorization: Bearer {seeded.tokens['examiner']}' {address}/api/v1/claims")
+    uvicorn.run(app, host=host, port=port, log_level="info")
