@@ -32,7 +32,7 @@ async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype in ("", "application/json") or ctype.endswith("+json"):
         return await request.body(), None
-    if ctype != "multipart/form-data":
+    if ctype not in ("multipart/form-data", "application/x-www-form-urlencoded"):
         raise ApiError(415, "send the claim as application/json, or as multipart/form-data with a payroll table",
                        [("header.content-type", f"{ctype!r} is not accepted")])
     form = await request.form(max_files=2, max_fields=4)
