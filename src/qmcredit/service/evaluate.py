@@ -122,7 +122,28 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
                                   "(multipart field 'payroll'); the service never reads files of its own")])
     table = read_payroll(payroll) if payroll is not None else None
     claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
+    _check_storable(claim)
     return Evaluation(document, claim, qmcredit.decide(claim), payroll)
+
+
+#: the largest amount the ledger stores (whole cents in a signed 64-bit integer, with room to add)
+LARGEST_AMOUNT = Decimal(10) ** 15
+
+
+def _check_storable(claim: qmcredit.Claim) -> None:
+    """Amounts beyond ``LARGEST_AMOUNT`` dollars are refused, naming the field."""
+    problems = []
+    for i, period in enumerate(claim.header.periods):
+        for name in ("liability", "minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts"):
+            value = getattr(period, name)
+            if value is not None and value > LARGEST_AMOUNT:
+                problems.append(Problem(f"periods[{i}].{name}", f"{value} is more than the office keeps ({LARGEST_AMOUNT:,} dollars)"))
+        for j, credit in enumerate(period.other_credits):
+            if credit.amount > LARGEST_AMOUNT:
+                problems.append(Problem(f"periods[{i}].other_credits[{j}].amount",
+                                        f"{credit.amount} is more than the office keeps ({LARGEST_AMOUNT:,} dollars)"))
+    if problems:
+        raise ClaimError(problems)
 
 
 def _names_a_table(document: str) -> bool:

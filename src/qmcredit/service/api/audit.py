@@ -11,7 +11,7 @@ from ..auth import Principal
 from ..db import Database
 from ..models import AuditEvent
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse
+from .responses import COMMON, ExactJSONResponse, MAX_ID
 from .schemas import AuditOut
 
 router = APIRouter(tags=["audit"])
@@ -19,7 +19,7 @@ router = APIRouter(tags=["audit"])
 
 @router.get("/audit", response_model=list[AuditOut], responses=COMMON)
 def audit_log(entity: str | None = Query(None, max_length=40), entity_id: str | None = Query(None, max_length=40),
-              after_id: int = Query(0, ge=0, le=2**62, description="only events after this id"),
+              after_id: int = Query(0, ge=0, le=MAX_ID, description="only events after this id"),
               limit: int = Query(200, ge=1, le=5000), who: Principal = Depends(principal), db: Database = Depends(database)):
     require(who, "examiner", "auditor")
     with db.read() as session:

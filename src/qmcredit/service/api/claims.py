@@ -20,7 +20,7 @@ from ..errors import ApiError
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures
 from ..models import Claim, Revision, Taxpayer, User
 from .deps import database, principal
-from .responses import COMMON, WRITE, ExactJSONResponse
+from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId, WRITE
 from .schemas import ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
 
 router = APIRouter(prefix="/claims", tags=["claims"])
@@ -85,8 +85,8 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
 
 
 @router.get("", response_model=list[ClaimSummary], responses=COMMON)
-def list_claims(state: str | None = Query(None, max_length=20), taxpayer_id: int | None = None,
-                limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=10**9),
+def list_claims(state: str | None = Query(None, max_length=20), taxpayer_id: int | None = Query(None, ge=1, le=MAX_ID),
+                limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_ID),
                 who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         stmt = visible(select(Claim, Taxpayer).join(Taxpayer, Taxpayer.id == Claim.taxpayer_id), who)
@@ -102,7 +102,7 @@ def list_claims(state: str | None = Query(None, max_length=20), taxpayer_id: int
 
 
 @router.get("/{claim_id}", response_model=ClaimOut, responses=COMMON)
-def get_claim(claim_id: int, explain: bool = EXPLAIN, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_claim(claim_id: RecordId, explain: bool = EXPLAIN, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
         return ExactJSONResponse(claim_out(session, claim, explain))
@@ -110,7 +110,7 @@ def get_claim(claim_id: int, explain: bool = EXPLAIN, who: Principal = Depends(p
 
 @router.get("/{claim_id}/determination", responses=COMMON,
             response_model=dict, response_description="the determination JSON, as `qmcredit compute --json` prints it")
-def get_determination(claim_id: int, explain: bool = Query(True, description="include the explanation trace (B1)"),
+def get_determination(claim_id: RecordId, explain: bool = Query(True, description="include the explanation trace (B1)"),
                       who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
@@ -137,13 +137,13 @@ def _stored_evaluation(db: Database, who: Principal, claim_id: int) -> Evaluatio
 
 
 @router.get("/{claim_id}/form313", response_model=list[dict], responses=COMMON)
-def get_form313(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_form313(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Form 313 figures (Parts I-V), one entry per privilege or reporting period."""
     return ExactJSONResponse(form313_figures(_stored_evaluation(db, who, claim_id)))
 
 
 @router.get("/{claim_id}/form313/{period_start}", response_model=dict, responses=COMMON)
-def get_form313_period(claim_id: int, period_start: date, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_form313_period(claim_id: RecordId, period_start: date, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Form 313 figures of the period that starts on ``period_start``."""
     ev = _stored_evaluation(db, who, claim_id)
     starts = [p.start for p in ev.header.periods]
@@ -154,7 +154,7 @@ def get_form313_period(claim_id: int, period_start: date, who: Principal = Depen
 
 
 @router.get("/{claim_id}/revisions", response_model=list[RevisionOut], responses=COMMON)
-def list_revisions(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def list_revisions(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """The claim's history: every revision with its author and reason (amendments keep the past)."""
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
@@ -173,7 +173,7 @@ def _revision_out(r: Revision, author: str, full: bool = False) -> dict:
 
 
 @router.get("/{claim_id}/revisions/{number}", response_model=RevisionOut, responses=COMMON)
-def get_revision(claim_id: int, number: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_revision(claim_id: RecordId, number: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
         row = session.execute(select(Revision, User.username).join(User, User.id == Revision.author_id)
@@ -185,9 +185,9 @@ def get_revision(claim_id: int, number: int, who: Principal = Depends(principal)
 
 @router.put("/{claim_id}", response_model=ClaimOut, responses=WRITE,
             openapi_extra=claim_request_body("the amended claim document; without a new payroll table the claim's current one is kept"))
-async def amend_claim(request: Request, claim_id: int,
+async def amend_claim(request: Request, claim_id: RecordId,
                       reason: str = Query("amended", max_length=2000, description="why the claim is amended"),
-                      revision: int | None = Query(None, description="the revision amended; refused (409) if the claim moved on"),
+                      revision: int | None = Query(None, ge=1, le=MAX_ID, description="the revision amended; refused (409) if the claim moved on"),
                       who: Principal = Depends(principal), db: Database = Depends(database)):
     """Amend the whole claim: a new revision, recomputed; earlier revisions stay in the history."""
     require(who, "preparer", "examiner")
@@ -221,7 +221,7 @@ async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Da
 
 
 @router.post("/{claim_id}/periods", response_model=ClaimOut, responses=WRITE, openapi_extra=period_request_body())
-async def add_period(request: Request, claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+async def add_period(request: Request, claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """File the next return: add the period that follows the last one (the carryforward goes on)."""
     def append(periods: list, period: dict) -> list:
         return periods + [period]
@@ -229,7 +229,7 @@ async def add_period(request: Request, claim_id: int, who: Principal = Depends(p
 
 
 @router.put("/{claim_id}/periods/{period_start}", response_model=ClaimOut, responses=WRITE, openapi_extra=period_request_body())
-async def amend_period(request: Request, claim_id: int, period_start: date,
+async def amend_period(request: Request, claim_id: RecordId, period_start: date,
                        who: Principal = Depends(principal), db: Database = Depends(database)):
     """Amend a past period: the periods after it are recomputed; the earlier figures stay in the history."""
     def replace(periods: list, period: dict) -> list:
@@ -247,19 +247,19 @@ def _step(db: Database, who: Principal, claim_id: int, action: str) -> ExactJSON
 
 
 @router.post("/{claim_id}/submit", response_model=ClaimOut, responses=WRITE)
-def submit_claim(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def submit_claim(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """draft → submitted (the preparer)."""
     return _step(db, who, claim_id, "submit")
 
 
 @router.post("/{claim_id}/review", response_model=ClaimOut, responses=WRITE)
-def start_review(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def start_review(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """submitted → under_review (an examiner)."""
     return _step(db, who, claim_id, "start_review")
 
 
 @router.post("/{claim_id}/decision", response_model=ClaimOut, responses=WRITE)
-def decide_claim(claim_id: int, body: DecisionIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+def decide_claim(claim_id: RecordId, body: DecisionIn, who: Principal = Depends(principal), db: Database = Depends(database)):
     """under_review → approved, adjusted (after the examiner's amendment) or denied, with reasons citing rule ids."""
     reasons = [r.model_dump() for r in body.reasons]
     db.write(lambda s: claims.decide(s, who, claim_id, body.outcome, reasons))
@@ -267,7 +267,7 @@ def decide_claim(claim_id: int, body: DecisionIn, who: Principal = Depends(princ
 
 
 @router.post("/{claim_id}/refund-certification", response_model=ClaimOut, responses=WRITE)
-def certify_refund(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def certify_refund(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """approved or adjusted → refund_certified: the refundable part (R1) certified as an overpayment."""
     db.write(lambda s: claims.certify_refund(s, who, claim_id))
     return _respond(db, claim_id)

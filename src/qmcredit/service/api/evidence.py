@@ -15,7 +15,7 @@ from ..errors import ApiError, not_found
 from ..evaluate import Upload
 from ..models import Citation, Document, EvidenceRequest, User
 from .deps import database, principal
-from .responses import COMMON, WRITE, ExactJSONResponse
+from .responses import COMMON, ExactJSONResponse, RecordId, WRITE
 from .schemas import DocumentOut, EvidenceRequestIn, EvidenceRequestOut
 
 router = APIRouter(tags=["evidence"])
@@ -28,7 +28,7 @@ def _document_out(session, doc: Document) -> dict:
             "uploaded_by": session.get(User, doc.uploaded_by).username, "created_at": doc.created_at.isoformat()}
 
 
-def _visible_document(session, who: Principal, document_id: int) -> Document:
+def _visible_document(session, who: Principal, document_id: RecordId) -> Document:
     doc = session.get(Document, document_id)
     if doc is None:
         raise not_found("document", document_id)
@@ -40,7 +40,7 @@ def _visible_document(session, who: Principal, document_id: int) -> Document:
 
 
 @router.post("/claims/{claim_id}/documents", status_code=201, response_model=DocumentOut, responses=WRITE)
-async def attach_document(claim_id: int, file: UploadFile = File(..., description="the document"),
+async def attach_document(claim_id: RecordId, file: UploadFile = File(..., description="the document"),
                           kind: str = Form(..., max_length=40, description="payroll_register, lease, certificate, ..."),
                           description: str = Form("", max_length=4000),
                           cites: list[str] = Form([], description="figures this document supports, e.g. credit.year_one"),
@@ -57,7 +57,7 @@ async def attach_document(claim_id: int, file: UploadFile = File(..., descriptio
 
 
 @router.get("/claims/{claim_id}/documents", response_model=list[DocumentOut], responses=COMMON)
-def list_documents(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def list_documents(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
         docs = session.execute(select(Document).where(Document.claim_id == claim.id).order_by(Document.id)).scalars().all()
@@ -65,14 +65,14 @@ def list_documents(claim_id: int, who: Principal = Depends(principal), db: Datab
 
 
 @router.get("/documents/{document_id}", response_model=DocumentOut, responses=COMMON)
-def get_document(document_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_document(document_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         return ExactJSONResponse(_document_out(session, _visible_document(session, who, document_id)))
 
 
 @router.get("/documents/{document_id}/content", responses={**COMMON, 200: {"content": {"application/octet-stream": {}},
             "description": "the document as uploaded; its SHA-256 in the ETag"}})
-def get_document_content(document_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_document_content(document_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         doc = _visible_document(session, who, document_id)
         return Response(doc.content, media_type=doc.media_type or "application/octet-stream",
@@ -86,7 +86,7 @@ def _request_out(session, req: EvidenceRequest) -> dict:
 
 
 @router.post("/claims/{claim_id}/evidence-requests", status_code=201, response_model=EvidenceRequestOut, responses=WRITE)
-def request_evidence(claim_id: int, body: EvidenceRequestIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+def request_evidence(claim_id: RecordId, body: EvidenceRequestIn, who: Principal = Depends(principal), db: Database = Depends(database)):
     """The examiner asks for evidence of a figure (B1); a document citing it answers the request."""
     def work(session):
         return _request_out(session, evidence.request_evidence(session, who, claim_id, body.figure, body.rule, body.message))
@@ -94,7 +94,7 @@ def request_evidence(claim_id: int, body: EvidenceRequestIn, who: Principal = De
 
 
 @router.get("/claims/{claim_id}/evidence-requests", response_model=list[EvidenceRequestOut], responses=COMMON)
-def list_evidence_requests(claim_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def list_evidence_requests(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
         rows = session.execute(select(EvidenceRequest).where(EvidenceRequest.claim_id == claim.id)

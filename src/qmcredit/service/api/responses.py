@@ -3,8 +3,9 @@ and the error responses every route documents."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Path
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -38,3 +39,8 @@ def errors(*codes: int) -> dict:
 
 COMMON = errors(400, 401, 403, 404, 422)
 WRITE = errors(400, 401, 403, 404, 409, 413, 415, 422)
+
+
+#: a record id: a positive 32-bit integer (the databases' primary keys)
+MAX_ID = 2**31 - 1
+RecordId = Annotated[int, Path(ge=1, le=MAX_ID, description="a record id")]

@@ -12,7 +12,7 @@ from ..db import Database
 from ..errors import not_found
 from ..models import CreditWindow, Location, Taxpayer, User
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse
+from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId
 from .schemas import LedgerOut, LocationOut, TaxpayerOut
 
 router = APIRouter(tags=["taxpayers"])
@@ -30,7 +30,7 @@ def _location_out(loc: Location) -> dict:
 
 
 @router.get("/taxpayers", response_model=list[TaxpayerOut], responses=COMMON)
-def list_taxpayers(limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=10**9),
+def list_taxpayers(limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_ID),
                    who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         rows = session.execute(visible(select(Taxpayer), who).order_by(Taxpayer.id).limit(limit).offset(offset)).scalars().all()
@@ -38,13 +38,13 @@ def list_taxpayers(limit: int = Query(100, ge=1, le=1000), offset: int = Query(0
 
 
 @router.get("/taxpayers/{taxpayer_id}", response_model=TaxpayerOut, responses=COMMON)
-def get_taxpayer(taxpayer_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_taxpayer(taxpayer_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         return ExactJSONResponse(_taxpayer_out(session, taxpayer_for(session, who, taxpayer_id)))
 
 
 @router.get("/taxpayers/{taxpayer_id}/ledger", response_model=LedgerOut, responses=COMMON)
-def get_ledger(taxpayer_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_ledger(taxpayer_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Carryforward balance by year of origin, refunds certified and credits forfeited: where next
     year's return starts from."""
     with db.read() as session:
@@ -53,7 +53,7 @@ def get_ledger(taxpayer_id: int, who: Principal = Depends(principal), db: Databa
 
 
 @router.get("/taxpayers/{taxpayer_id}/locations", response_model=list[LocationOut], responses=COMMON)
-def list_locations(taxpayer_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def list_locations(taxpayer_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         tp = taxpayer_for(session, who, taxpayer_id)
         rows = session.execute(select(Location).where(Location.taxpayer_id == tp.id).order_by(Location.id)).scalars().all()
@@ -61,7 +61,7 @@ def list_locations(taxpayer_id: int, who: Principal = Depends(principal), db: Da
 
 
 @router.get("/locations/{location_id}", response_model=LocationOut, responses=COMMON)
-def get_location(location_id: int, who: Principal = Depends(principal), db: Database = Depends(database)):
+def get_location(location_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         loc = session.get(Location, location_id)
         if loc is None or not may_see(who, session.get(Taxpayer, loc.taxpayer_id)):

@@ -1,0 +1,75 @@
+"""The published OpenAPI schema, exercised by schemathesis (property-based, a bounded number of
+examples per operation): whatever it sends, the office answers without a server error."""
+
+from __future__ import annotations
+
+import traceback
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis.checks import not_a_server_error
+
+from qmcredit.service.seed import seed
+
+from .conftest import make_office
+
+
+@pytest.fixture(scope="module")
+def fuzzed_office(tmp_path_factory):
+    office = make_office(f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'fuzz.sqlite3'}")
+    seeded = seed(office.db)
+    office.tokens.update({f"demo-{k}": v for k, v in seeded.tokens.items()})
+    with office.client:
+        yield office
+    office.db.dispose()
+
+
+def _fuzz(office, user: str) -> tuple[list[str], list[str]]:
+    """Run every operation of the published schema with generated requests as ``user``. Returns the
+    server errors found, split into the service's own and those raised inside the core engine
+    (``qmcredit`` outside ``qmcredit.service``), each as 'METHOD path: exception'."""
+    api = schemathesis.openapi.from_asgi("/openapi.json", office.client.app)
+    service: list[str] = []
+    engine: list[str] = []
+    for result in api.get_all_operations():
+        operation = result.ok()
+
+        @given(case=operation.as_strategy())
+        @FUZZ
+        def run(case):
+            try:
+                case.call_and_validate(headers=office.auth(user), checks=[not_a_server_error])
+            except Exception as e:  # collect across operations, report them all
+                frames = [f.filename for f in traceback.extract_tb(e.__traceback__)]
+                ours = [f for f in frames if "/qmcredit/" in f]
+                where = engine if ours and "/qmcredit/service/" not in ours[-1] else service
+                line = f"{operation.label}: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+                if line not in where:
+                    where.append(line)
+                raise
+
+        try:
+            run()
+        except Exception:
+            pass
+    return service, engine
+
+
+FUZZ = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+                database=None, print_blob=False, phases=[Phase.explicit, Phase.generate])
+
+
+def test_openapi_is_published(fuzzed_office):
+    spec = fuzzed_office.client.get("/openapi.json").json()
+    assert spec["paths"]["/api/v1/claims"]["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ClaimDocument"}
+    assert "ClaimDocument" in spec["components"]["schemas"]
+
+
+@pytest.mark.parametrize("user", ["demo-preparer", "demo-examiner"])
+def test_no_server_errors(fuzzed_office, user):
+    service, engine = _fuzz(fuzzed_office, user)
+    assert service == []
+    if engine:  # visible in the summary, fixed in the engine rather than hidden by the service
+        pytest.xfail("server errors raised inside the core engine: " + " | ".join(engine))
