@@ -18,7 +18,7 @@ import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .law.options import Options
-from .problems import ClaimError, Problem
+from .problems import Problem
 
 FORMAT = "qmcredit.claim/1"
 

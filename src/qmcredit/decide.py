@@ -9,7 +9,6 @@ claims in one columnar pass (``law.positions``) and then applies the per-claim r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
 from decimal import Decimal
 from fractions import Fraction
 
@@ -25,7 +24,7 @@ from .law.parameters import parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, classify, monthly
 from .law.windows import PERIOD_NAMES, Windows, windows
 from .money import ZERO, exact_decimal, money
-from .payroll import COLUMNS, month_of
+from .payroll import COLUMNS, first_unknown_month
 from .problems import ClaimError, Problem
 
 ELIGIBLE_TAXES_WITH_LIMITS = ("cbt",)
@@ -73,14 +72,6 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
     return out
 
 
-def first_unknown_month(header: ClaimHeader) -> int | None:
-    """With ``as_of``, months from this index on are unknown (not zero)."""
-    if header.as_of is None:
-        return None
-    last_day = date.fromordinal(header.as_of.toordinal() + 1).day == 1
-    return month_of(header.as_of) + (1 if last_day else 0)
-
-
 def determine(
     header: ClaimHeader,
     w: Windows,
@@ -116,7 +107,7 @@ def determine(
              "option year_one_start": opts.year_one_start})
 
     # P5: monthly positions and the averages, with completeness (as_of)
-    cut = first_unknown_month(header)
+    cut = first_unknown_month(header.as_of)
     months = tuple(
         Month(idx, *measured.get(idx, (0, 0)), known=cut is None or idx < cut)
         for idx in range(w.first_month, w.first_month + 36)
@@ -215,7 +206,10 @@ def determine(
             explain(f"periods[{i}].refund", None if line.pending else money(line.refund), "R1", "N.J.S.A. 52:27BBB-55(c)(2)",
                     "year one's balance left after this period's and earlier liabilities, times the sustained effort ratio, rounded half-up to cents, is an overpayment"
                     + ("" if opts.refund else "; option refund = false carries it forward instead (R3)"),
-                    {**base, "option refund": opts.refund}, depends_on=[f"periods[{i}].applied", "sustained_effort_ratio"])
+                    {**base, "option refund": opts.refund,
+                     "year_one_balance_after_application": next((str(o.opening + o.allowed - o.applied) for o in line.origins if o.origin == "year_one"), "0.00"),
+                     "sustained_effort_ratio": exact(ratio)},
+                    depends_on=[f"periods[{i}].applied", "sustained_effort_ratio"])
         explain(f"periods[{i}].forfeited", None if line.pending else money(line.forfeited), "L5", "Form 313 instructions; N.J.S.A. 52:27BBB-55(b)(2)",
                 "what is left of a credit after the last period it may be used in is forfeited",
                 {**base, "carryforward_periods": cf}, depends_on=[f"periods[{i}].applied"])

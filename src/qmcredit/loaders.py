@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from decimal import Decimal
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +16,11 @@ import polars as pl
 from pydantic import ValidationError
 
 from .claim import Claim, ClaimHeader, Employee, problems_from_validation
-from .payroll import RAW_COLUMNS, REQUIRED_COLUMNS, month_of, normalize, problems
+from .payroll import RAW_COLUMNS, REQUIRED_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
 
 TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
-_HEADER_FIELDS = set(ClaimHeader.model_fields)
+KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
 
 
 def _json_number(text: str) -> Decimal:
@@ -88,53 +90,51 @@ def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
             found.append(Problem(f"employees[{i}].id", f"{emp.id!r} is also employees[{seen[emp.id]}]; each employee once, with all months"))
             continue
         seen[emp.id] = i
-        own = "true" if emp.ownership_interest else "false"
-        for month, hours in emp.hours.items():
-            if isinstance(hours, float):
-                found.append(Problem(f"employees[{i}].hours.{month}", f"the binary float {hours!r}; give hours as a decimal"))
-                continue
-            cols["employee_id"].append(emp.id)
-            cols["month"].append(month)
-            cols["hours"].append(None if hours is None else (format(hours, "f") if isinstance(hours, Decimal) else str(hours)))
-            cols["basis"].append(emp.basis)
-            cols["ownership_interest"].append(own)
-            cols["owner_relation"].append(emp.owner_relation)
-            cols["source"].append(f"employees[{i}].hours.{month}")
+        floats = [m for m, h in emp.hours.items() if isinstance(h, float)]
+        for month in floats:
+            found.append(Problem(f"employees[{i}].hours.{month}", f"the binary float {emp.hours[month]!r}; give hours as a decimal"))
+        hours = {m: h for m, h in emp.hours.items() if not isinstance(h, float)} if floats else emp.hours
+        n = len(hours)
+        cols["employee_id"] += [emp.id] * n
+        cols["month"] += list(hours)
+        cols["hours"] += [None if h is None else format(h, "f") if isinstance(h, Decimal) else str(h) for h in hours.values()]
+        cols["basis"] += [emp.basis] * n
+        cols["ownership_interest"] += ["true" if emp.ownership_interest else "false"] * n
+        cols["owner_relation"] += [emp.owner_relation] * n
+        cols["source"] += [f"employees[{i}].hours.{m}" for m in hours]
     return pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols}), found
 
 
-def _first_unknown_month(header: ClaimHeader) -> int | None:
-    """With ``as_of``, the first month that is not over by that day (unknown, not zero)."""
-    if header.as_of is None:
-        return None
-    nxt = header.as_of.toordinal() + 1
-    from datetime import date
+@dataclass
+class _Parsed:
+    """A claim document read but not yet normalised (the payroll is still raw text)."""
 
-    over = date.fromordinal(nxt).day == 1
-    return month_of(header.as_of) + (1 if over else 0)
+    header: ClaimHeader | None
+    raw: pl.DataFrame
+    found: list[Problem]
+    source: str | None
 
 
-def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None) -> Claim:
-    """Validate a claim document (parsed with Decimal numbers) into a ``Claim``."""
+def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None) -> _Parsed:
+    empty = pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
     if not isinstance(doc, dict):
-        raise ClaimError([Problem("claim", "must be a JSON object (see FORMAT.md)")], source)
+        return _Parsed(None, empty, [Problem("claim", "must be a JSON object (see FORMAT.md)")], source)
     found: list[Problem] = []
-    header_doc = {k: v for k, v in doc.items() if k != "employees"}
     header = None
     try:
-        header = ClaimHeader.model_validate(header_doc)
+        header = ClaimHeader.model_validate({k: v for k, v in doc.items() if k != "employees"})
     except ValidationError as e:
         found += problems_from_validation(e)
     if "employees" in doc and (payroll is not None or doc.get("payroll")):
         found.append(Problem("employees", "give either embedded employees or a payroll table, not both"))
-    if payroll is None and doc.get("payroll") and isinstance(doc.get("payroll"), str):
+    if payroll is None and isinstance(doc.get("payroll"), str) and doc["payroll"]:
         path = Path(doc["payroll"])
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
             payroll = read_payroll(path)
         except ClaimError as e:
-            found += [Problem("payroll", p.message) if p.location == "payroll" else p for p in e.problems]
+            found += e.problems
     if payroll is not None:
         raw = payroll
     elif "employees" in doc:
@@ -143,28 +143,83 @@ def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: 
     else:
         if not doc.get("payroll"):
             found.append(Problem("employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))
-        raw = pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
-    as_of = _first_unknown_month(header) if header is not None else None
-    table = normalize(raw.lazy(), as_of_idx=as_of).collect()
-    found += problems(table)
-    if found:
-        raise ClaimError(found, source)
-    table = table.drop("problem").select("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
-    return Claim(header, table, source)
+        raw = empty
+    return _Parsed(header, raw, found, source)
+
+
+def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
+    """Normalise every claim's payroll in one columnar pass (no per-claim start-up cost)."""
+    columns = (*RAW_COLUMNS, "source")
+    frames = [
+        p.raw if p.raw.columns == list(columns) and all(t == pl.Utf8 for t in p.raw.dtypes)
+        else p.raw.select(*(pl.col(c).cast(pl.Utf8) if c in p.raw.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in columns))
+        for p in parsed
+    ]
+    claim_id = pl.Series("claim_id", list(chain.from_iterable(repeat(i, f.height) for i, f in enumerate(frames))), dtype=pl.Int64)
+    cuts = pl.DataFrame({
+        "claim_id": range(len(parsed)),
+        "_cut": [first_unknown_month(p.header.as_of) if p.header is not None else None for p in parsed],
+    }, schema={"claim_id": pl.Int64, "_cut": pl.Int32})
+    rows = pl.concat(frames, how="vertical", rechunk=False).with_columns(claim_id)
+    table = normalize(rows.lazy().join(cuts.lazy(), on="claim_id", how="left"), as_of_idx=pl.col("_cut")).collect()
+    bad = table.filter(pl.col("problem").is_not_null())
+    row_problems: dict[int, list[Problem]] = {}
+    for cid, source, message in bad.select("claim_id", "source", "problem").iter_rows():
+        row_problems.setdefault(cid, []).append(Problem(source, message))
+    good = table.select("claim_id", *KEEP).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    out: list[Claim | ClaimError] = []
+    for i, p in enumerate(parsed):
+        found = p.found + row_problems.get(i, [])
+        if found or p.header is None:
+            out.append(ClaimError(found, p.source))
+        else:
+            rows = good.get((i,))
+            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source))
+    return out
+
+
+def claims_from_docs(docs: list[tuple[Any, Path | None, str | None]]) -> list[Claim | ClaimError]:
+    """Validate many claim documents (doc, base_dir, source) at once; each result is a ``Claim``
+    or the ``ClaimError`` listing all of that claim's problems."""
+    return _finish([_parse(doc, None, base_dir, source) for doc, base_dir, source in docs])
+
+
+def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None) -> Claim:
+    """Validate a claim document (parsed with Decimal numbers) into a ``Claim``."""
+    (result,) = _finish([_parse(doc, payroll, base_dir, source)])
+    if isinstance(result, ClaimError):
+        raise result
+    return result
 
 
 def claim_from_json(text: str | bytes, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None) -> Claim:
     return claim_from_dict(parse_json(text, source), payroll=payroll, base_dir=base_dir, source=source)
 
 
+def _read_doc(path: Path) -> Any:
+    if not path.is_file():
+        raise ClaimError([Problem(str(path), "no such file")], str(path))
+    try:
+        return parse_json(path.read_bytes(), str(path))
+    except OSError as e:
+        raise ClaimError([Problem(str(path), f"cannot be read: {e.strerror}")], str(path)) from None
+
+
 def load_claim(path: str | Path) -> Claim:
     """Load a claim file: JSON (embedded employees, or a header naming its payroll table, relative
     to the header's folder)."""
     p = Path(path)
-    if not p.is_file():
-        raise ClaimError([Problem(str(p), "no such file")], str(p))
-    try:
-        text = p.read_bytes()
-    except OSError as e:
-        raise ClaimError([Problem(str(p), f"cannot be read: {e.strerror}")], str(p)) from None
-    return claim_from_json(text, base_dir=p.parent, source=str(p))
+    return claim_from_dict(_read_doc(p), base_dir=p.parent, source=str(p))
+
+
+def load_claims(paths: list[str | Path]) -> list[Claim | ClaimError]:
+    """Load many claim files with one normalisation pass; a bad file gives its ``ClaimError``."""
+    docs, errors = [], {}
+    for k, path in enumerate(map(Path, paths)):
+        try:
+            docs.append((_read_doc(path), path.parent, str(path)))
+        except ClaimError as e:
+            errors[k] = e
+            docs.append((None, None, str(path)))
+    results = claims_from_docs([d for d in docs])
+    return [errors.get(k, r) for k, r in enumerate(results)]

@@ -1,8 +1,8 @@
 """The payroll table: one row per employee and calendar month (FORMAT.md, "The payroll table").
 
 ``normalize`` turns raw columns (text or numbers, as read from JSON, CSV, Parquet or Excel) into
-typed, exact columns and a ``problem`` column naming what is wrong with each bad row; ``problems``
-collects those into ``Problem`` objects. The single-claim path and the batch engine both run these
+typed, exact columns and a ``problem`` column naming what is wrong with each bad row (its
+``source`` column says where the row came from). The single-claim path and the batch engine both run these
 expressions, so a row is judged the same way wherever it comes from.
 
 Hours are kept as scaled integers, ``hours`` = hours x 10^6 (``HOURS_SCALE``), which loses nothing
@@ -15,7 +15,6 @@ from datetime import date
 
 import polars as pl
 
-from .problems import Problem
 
 HOURS_SCALE = 1_000_000
 HOURS_DECIMALS = 6
@@ -53,6 +52,15 @@ def month_of(day: date) -> int:
     return day.year * 12 + day.month - 1
 
 
+def first_unknown_month(as_of: date | None) -> int | None:
+    """With ``as_of``, the first month that is not over by that day: from it on, months are
+    unknown, not zero (issue 2, completeness). None without ``as_of``."""
+    if as_of is None:
+        return None
+    over = date.fromordinal(as_of.toordinal() + 1).day == 1
+    return month_of(as_of) + (1 if over else 0)
+
+
 def _text(name: str) -> pl.Expr:
     return pl.col(name).cast(pl.Utf8).str.strip_chars()
 
@@ -72,54 +80,54 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None) -> pl
             pl.format("row {}", pl.col("_row")).alias("source")
         ).drop("_row")
 
-    emp = _text("employee_id")
-    month = _text("month")
-    month_ok = month.str.contains(r"^\d{4}-(0[1-9]|1[0-2])$").fill_null(False)
-    year = pl.when(month_ok).then(month.str.slice(0, 4).cast(pl.Int32, strict=False))
-    mon = pl.when(month_ok).then(month.str.slice(5, 2).cast(pl.Int32, strict=False))
-    days = pl.date(year, mon, 1).dt.month_end().dt.day().cast(pl.Int64)
-
-    h = _text("hours").str.replace_all(",", "")
-    h_num = h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False)
-    h_neg = h.str.starts_with("-") & h_num & h.str.contains(r"[1-9]")
-    int_part = h.str.extract(r"^[+-]?(\d*)", 1)
-    frac_part = h.str.extract(r"\.(\d*)$", 1).fill_null("")
-    frac_sig = frac_part.str.replace(r"0+$", "")
-    too_precise = frac_sig.str.len_chars() > HOURS_DECIMALS
-    int_digits = int_part.str.replace(r"^0+", "").str.len_chars()
-    scaled = (
-        pl.when(int_part == "").then(pl.lit("0")).otherwise(int_part).cast(pl.Int64, strict=False) * HOURS_SCALE
-        + frac_part.str.slice(0, HOURS_DECIMALS).str.pad_end(HOURS_DECIMALS, "0").cast(pl.Int64, strict=False)
-    )
-    hours_ok = h_num & ~h_neg & ~too_precise & (int_digits <= 6)
-    hours = pl.when(hours_ok).then(scaled)
-
-    basis_raw = _text("basis").str.to_lowercase()
-    basis = pl.when(basis_raw.is_null() | (basis_raw == "")).then(pl.lit("permanent")).otherwise(basis_raw)
-    own_raw = _text("ownership_interest").str.to_lowercase()
-    own = (
-        pl.when(own_raw.is_null() | (own_raw == "")).then(False)
-        .when(own_raw.is_in(_TRUE)).then(True)
-        .when(own_raw.is_in(_FALSE)).then(False)
-    )
-    rel_raw = _text("owner_relation").str.to_lowercase()
-    rel = pl.when(rel_raw.is_null() | rel_raw.is_in(("", "none", "null"))).then(None).otherwise(rel_raw)
-
+    # Stage 1: trimmed text, once.
     lf = lf.with_columns(
-        emp.alias("employee_id"),
-        month.alias("month"),
-        (year * 12 + mon - 1).cast(pl.Int32).alias("month_idx"),
-        hours.cast(pl.Int64).alias("hours"),
-        basis.alias("basis"),
-        own.alias("ownership_interest"),
-        rel.alias("owner_relation"),
-        h.alias("_hours_text"),
-        own_raw.alias("_own_text"),
-        days.alias("_days"),
-        h_num.alias("_h_num"),
-        h_neg.alias("_h_neg"),
-        too_precise.alias("_h_precise"),
-        month_ok.alias("_month_ok"),
+        _text("employee_id").alias("employee_id"),
+        _text("month").alias("month"),
+        _text("hours").str.replace_all(",", "", literal=True).alias("_hours_text"),
+        _text("basis").str.to_lowercase().alias("_basis_text"),
+        _text("ownership_interest").str.to_lowercase().alias("_own_text"),
+        _text("owner_relation").str.to_lowercase().alias("_rel_text"),
+    )
+    # Stage 2: parse.
+    h = pl.col("_hours_text")
+    lf = lf.with_columns(
+        pl.col("month").str.contains(r"^\d{4}-(0[1-9]|1[0-2])$").fill_null(False).alias("_month_ok"),
+        h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False).alias("_h_num"),
+        h.str.extract(r"^[+-]?(\d*)", 1).alias("_int"),
+        h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac"),
+    )
+    year = pl.col("month").str.slice(0, 4).cast(pl.Int32, strict=False)
+    mon = pl.col("month").str.slice(5, 2).cast(pl.Int32, strict=False)
+    lf = lf.with_columns(
+        pl.when(pl.col("_month_ok")).then(year).alias("_year"),
+        pl.when(pl.col("_month_ok")).then(mon).alias("_mon"),
+        (h.str.starts_with("-") & pl.col("_h_num") & h.str.contains(r"[1-9]")).alias("_h_neg"),
+        (pl.col("_frac").str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS).alias("_h_precise"),
+        (pl.col("_int").str.replace(r"^0+", "").str.len_chars() <= 6).alias("_h_small"),
+    )
+    y, m = pl.col("_year"), pl.col("_mon")
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    days = (
+        pl.when(m == 2).then(pl.when(leap).then(29).otherwise(28))
+        .when(m.is_in((4, 6, 9, 11))).then(30)
+        .otherwise(31)
+    ).cast(pl.Int64)
+    scaled = (
+        pl.when(pl.col("_int") == "").then(pl.lit("0")).otherwise(pl.col("_int")).cast(pl.Int64, strict=False) * HOURS_SCALE
+        + pl.col("_frac").str.slice(0, HOURS_DECIMALS).str.pad_end(HOURS_DECIMALS, "0").cast(pl.Int64, strict=False)
+    )
+    hours_ok = pl.col("_h_num") & ~pl.col("_h_neg") & ~pl.col("_h_precise") & pl.col("_h_small")
+    basis = pl.col("_basis_text")
+    own = pl.col("_own_text")
+    rel = pl.col("_rel_text")
+    lf = lf.with_columns(
+        (y * 12 + m - 1).cast(pl.Int32).alias("month_idx"),
+        pl.when(hours_ok).then(scaled).cast(pl.Int64).alias("hours"),
+        pl.when(basis.is_null() | (basis == "")).then(pl.lit("permanent")).otherwise(basis).alias("basis"),
+        pl.when(own.is_null() | (own == "")).then(False).when(own.is_in(_TRUE)).then(True).when(own.is_in(_FALSE)).then(False).alias("ownership_interest"),
+        pl.when(rel.is_null() | rel.is_in(("", "none", "null"))).then(None).otherwise(rel).alias("owner_relation"),
+        pl.when(pl.col("_month_ok")).then(days).alias("_days"),
     )
     q = lambda c: pl.format("'{}'", pl.col(c).fill_null(""))  # noqa: E731
     checks = [
@@ -154,15 +162,6 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None) -> pl
         pl.format("employee {} has more than one row for {} (first at {}); give one row per employee and month", pl.col("employee_id"), pl.col("month"), first_source)
     )
     return lf.with_columns(problem.otherwise(None).alias("problem")).drop(
-        "_hours_text", "_own_text", "_days", "_h_num", "_h_neg", "_h_precise", "_month_ok"
+        "_hours_text", "_basis_text", "_own_text", "_rel_text", "_int", "_frac", "_year", "_mon",
+        "_days", "_h_num", "_h_neg", "_h_precise", "_h_small", "_month_ok",
     )
-
-
-def problems(normalized: pl.DataFrame, where: str = "payroll") -> list[Problem]:
-    """The bad rows of a normalised single-claim table, as problems at their exact location."""
-    bad = normalized.filter(pl.col("problem").is_not_null()).select("source", "problem")
-    out = []
-    for source, message in bad.iter_rows():
-        loc = source if source.startswith(("employees[", where)) else f"{where} {source}"
-        out.append(Problem(loc, message))
-    return out

@@ -29,7 +29,7 @@ class Check:
     statute: str
 
     def to_dict(self) -> dict:
-        return {"rule": self.rule, "cite": self.cite, "condition": self.condition, "passed": self.passed, "message": self.message}
+        return {"rule": self.rule, "cite": self.cite, "condition": self.condition, "passed": self.passed, "message": self.message, "statute": self.statute}
 
 
 def taxpayer_pays_eligible_tax(tax: str) -> Check:

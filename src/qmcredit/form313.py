@@ -1,0 +1,84 @@
+"""The lines of the Division of Taxation's Form 313 ("Economic Recovery Tax Credit") for each
+privilege or reporting period, filled from a determination.
+
+Part I qualifications, Part II qualifying employees, Part III the credit, Part IV the allowable
+credit with other credits (N.J.S.A. 52:27BBB-55(b)(3)), Part V the carryover by year of origin
+((b)(2), (c)). Presentation only: every figure comes from the determination.
+"""
+
+from __future__ import annotations
+
+from .claim import Claim
+from .determination import Determination
+from .law.parameters import parameter
+from .money import exact_decimal, money
+
+ORIGIN_LABEL = {"year_one": "Credit year one", "year_two": "Credit year two"}
+
+
+def _yes(b: bool) -> str:
+    return "Yes" if b else "No"
+
+
+def form313(claim: Claim, det: Determination) -> list[dict]:
+    """One dict per period of the claim, with the figures of Form 313 Parts I-V."""
+    h = claim.header
+    w = det.windows
+    checks = {c.rule: c for c in det.checks}
+    a1 = parameter("amount_year_one").at(w.year_one.start).value
+    a2 = parameter("amount_year_two").at(w.year_two.start).value
+    pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
+    cash = lambda x: None if x is None else money(x)  # noqa: E731
+    part1 = {
+        "taxpayer": h.taxpayer.name, "taxpayer_id": h.taxpayer.id, "tax": h.taxpayer.tax,
+        "location": h.location.address, "municipality": h.location.municipality,
+        "located_in_qualified_municipality": _yes(checks["E2"].passed),
+        "receiving_uez_benefit": _yes(not checks["E3"].passed),
+        "earlier_credit_period": h.taxpayer.earlier_credit_period_start or "None",
+        "operations_began": h.location.operations_began.isoformat(),
+        "operations_source": h.location.operations_source,
+        "credit_year_one": f"{w.year_one.start} to {w.year_one.end}",
+        "credit_year_two": f"{w.year_two.start} to {w.year_two.end}",
+        # RULES.md open question: the form's yes/no answer, derived from the averages of subsection e.
+        "new_positions_existed_before_year_one": "No" if (det.new_positions["year_one"] or 0) > 0 else "Yes",
+        "eligible": _yes(det.eligible),
+    }
+    part2 = {
+        "average_base": pos(det.averages["base"]),
+        "average_year_one": pos(det.averages["year_one"]),
+        "average_year_two": pos(det.averages["year_two"]),
+        "new_positions_year_one": pos(det.new_positions["year_one"]),
+        "new_positions_year_two": pos(det.new_positions["year_two"]),
+    }
+    out = []
+    for line in det.ledger.periods:
+        r = line.room
+        part3 = {
+            "year_one": {"new_positions": part2["new_positions_year_one"], "amount_per_position": money(a1), "credit": cash(det.credit["year_one"])},
+            "year_two": {"new_positions": part2["new_positions_year_two"], "amount_per_position": money(a2), "credit": cash(det.credit["year_two"])},
+            "allowed_this_period": None if line.pending else money(line.allowed),
+            "allows": list(line.allows),
+        }
+        part4 = {
+            "tax_liability": money(r.liability),
+            "limits_apply": r.limited,
+            "fifty_percent_of_liability": cash(r.cap),
+            "minimum_tax_floor": cash(r.floor),
+            "liability_less_floor": cash(r.above_floor),
+            "other_credits_before": money(r.other_before),
+            "other_credits_after": money(r.other_after),
+            "allowable_credit": money(r.room),
+            "credit_applied": None if line.pending else money(line.applied),
+        }
+        part5 = [
+            {"origin": o.origin, "label": ORIGIN_LABEL[o.origin], "opening": money(o.opening), "allowed": money(o.allowed),
+             "applied": money(o.applied), "refund": money(o.refund), "forfeited": money(o.forfeited), "carryover": money(o.closing)}
+            for o in line.origins
+        ]
+        out.append({
+            "index": line.index, "start": line.start.isoformat(), "end": line.end.isoformat(), "pending": line.pending,
+            "part_i": part1, "part_ii": part2, "part_iii": part3, "part_iv": part4, "part_v": part5,
+            "totals": {"refund": None if line.pending else money(line.refund), "forfeited": None if line.pending else money(line.forfeited),
+                       "carried_forward": None if line.pending else money(line.carried_forward)},
+        })
+    return out

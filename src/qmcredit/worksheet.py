@@ -1,0 +1,91 @@
+"""The preparer's worksheet: what `qmcredit compute CLAIM` prints (rich tables).
+
+Eligibility checks, the monthly table of positions for the three periods, the averages, the
+credits, and for each privilege period the lines of Form 313 Parts III-V.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+
+from .claim import Claim
+from .determination import Determination
+from .form313 import form313
+
+
+def _v(x) -> str:
+    return "pending" if x is None else str(x)
+
+
+def worksheet(claim: Claim, det: Determination) -> Group:
+    h = claim.header
+    d = det.to_dict(explain=False)
+    parts = []
+    title = f"{h.taxpayer.name or h.taxpayer.id} ({h.taxpayer.id}) - {h.location.address}, {h.location.municipality}"
+    parts.append(Panel(
+        f"Operations began {h.location.operations_began} (source: {h.location.operations_source or 'not given'}; B2)\n"
+        f"Tax: {h.taxpayer.tax}    Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]"
+        + (f"\nas of {h.as_of}: pending {', '.join(d['pending']['figures'])}" if d["pending"] else ""),
+        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {title}", expand=False,
+    ))
+    t = Table(title="Eligibility (E1-E5)")
+    for col in ("rule", "cite", "condition", "result"):
+        t.add_column(col)
+    for c in det.checks:
+        t.add_row(c.rule, c.cite, c.condition, ("[green]pass[/green] " if c.passed else "[red]FAIL[/red] ") + c.message)
+    parts.append(t)
+
+    t = Table(title="Monthly positions (P2-P5)")
+    for col, j in (("month", "left"), ("period", "left"), ("full-time", "right"), ("part-time hours", "right"), ("equivalents", "right"), ("positions", "right")):
+        t.add_column(col, justify=j)
+    for r in d["monthly"]:
+        t.add_row(r["month"], r["period"], _v(r["full_time"]), _v(r["equivalent_hours"]), _v(r["equivalents"]), _v(r["positions"]))
+    parts.append(t)
+
+    t = Table(title="Averages, new positions and credit (P5, C1-C3)")
+    for col in ("", "window", "average", "new positions", "credit"):
+        t.add_column(col, justify="right" if col in ("average", "new positions", "credit") else "left")
+    for name in ("base", "year_one", "year_two"):
+        win = d["windows"][name]
+        t.add_row(name.replace("_", " "), f"{win['start']} to {win['end']}", _v(d["average_positions"][name]),
+                  "" if name == "base" else _v(d["new_positions"][name]), "" if name == "base" else _v(d["credit"][name]))
+    t.caption = f"Sustained effort ratio (C3): {_v(d['sustained_effort_ratio'])}"
+    parts.append(t)
+
+    for f in form313(claim, det):
+        p4, p3 = f["part_iv"], f["part_iii"]
+        t = Table(title=f"Form 313 - period {f['start']} to {f['end']}" + (" (pending)" if f["pending"] else ""), show_header=False)
+        t.add_column("line")
+        t.add_column("amount", justify="right")
+        t.add_row("[bold]Part III[/bold] credit allowed this period (L1)", _v(p3["allowed_this_period"]) + (f"  ({', '.join(p3['allows'])})" if p3["allows"] else ""))
+        t.add_row("[bold]Part IV[/bold] tax liability", p4["tax_liability"])
+        if p4["limits_apply"]:
+            t.add_row("  50% of liability (L2)", p4["fifty_percent_of_liability"])
+            t.add_row("  floor: max(minimum tax, AMA) (L2)", p4["minimum_tax_floor"])
+            t.add_row("  liability less floor", p4["liability_less_floor"])
+        else:
+            t.add_row("  limits (L3)", "none for this tax")
+        t.add_row("  other credits applied before this one", p4["other_credits_before"])
+        t.add_row("  allowable credit (room)", p4["allowable_credit"])
+        t.add_row("  credit applied", _v(p4["credit_applied"]))
+        for o in f["part_v"]:
+            t.add_row(f"[bold]Part V[/bold] {o['label']}: opening / allowed / applied / refund / forfeited",
+                      f"{o['opening']} / {o['allowed']} / {o['applied']} / {o['refund']} / {o['forfeited']}")
+            t.add_row(f"  {o['label']} carryover", o["carryover"])
+        tot = f["totals"]
+        t.add_row("refund (R1) / forfeited (L5) / carried forward (L4)", f"{_v(tot['refund'])} / {_v(tot['forfeited'])} / {_v(tot['carried_forward'])}")
+        parts.append(t)
+    totals = f"Refund: {_v(d['refund'])}    Carried forward: {_v(d['carried_forward'])}"
+    if d["not_yet_applied"]:
+        totals += "\nAllowed but not yet applied (period not given): " + ", ".join(
+            f"{k} {v['amount']} for the period containing {v['allowed_for_period_containing']}" for k, v in d["not_yet_applied"].items())
+    for wmsg in d["warnings"]:
+        totals += f"\nwarning: {wmsg}"
+    parts.append(Panel(totals, expand=False))
+    return Group(*parts)
+
+
+def print_worksheet(claim: Claim, det: Determination, console: Console | None = None) -> None:
+    (console or Console()).print(worksheet(claim, det))

@@ -1,0 +1,58 @@
+"""Shared fixtures: the worked examples of ../shared/spec/examples (the contract), a claim builder."""
+
+from __future__ import annotations
+
+import copy
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_EXAMPLES = ROOT.parent / "shared" / "spec" / "examples"
+BUNDLED_EXAMPLES = ROOT / "examples"
+EXAMPLES = SHARED_EXAMPLES if SHARED_EXAMPLES.is_dir() else BUNDLED_EXAMPLES
+
+
+def example_names() -> list[str]:
+    return sorted(p.name.removesuffix(".claim.json") for p in EXAMPLES.glob("*.claim.json"))
+
+
+def load_doc(path: Path) -> dict:
+    return json.loads(path.read_text(), parse_float=Decimal)
+
+
+@pytest.fixture
+def example_doc():
+    def get(name: str) -> dict:
+        return copy.deepcopy(load_doc(EXAMPLES / f"{name}.claim.json"))
+    return get
+
+
+def months(start: str, n: int) -> list[str]:
+    y, m = int(start[:4]), int(start[5:7])
+    out = []
+    for _ in range(n):
+        out.append(f"{y:04d}-{m:02d}")
+        m += 1
+        if m > 12:
+            y, m = y + 1, 1
+    return out
+
+
+def employee(eid: str, hours: dict, basis: str = "permanent", owner: bool = False, relation=None) -> dict:
+    return {"id": eid, "ownership_interest": owner, "owner_relation": relation, "basis": basis, "hours": hours}
+
+
+def base_claim(employees: list[dict], periods: list[dict] | None = None, began: str = "2004-03-15", tax: str = "cbt", **options) -> dict:
+    return {
+        "format": "qmcredit.claim/1",
+        "taxpayer": {"id": "22-0000001", "name": "Test Co", "tax": tax, "uez_benefit": False, "earlier_credit_period_start": None},
+        "location": {"municipality": "Camden", "address": "1 Test St", "operations_began": began, "operations_source": "test"},
+        "employees": employees,
+        "periods": periods if periods is not None else [
+            {"start": f"{y}-01-01", "end": f"{y}-12-31", "liability": "100000.00", "minimum_tax": "2000.00"} for y in range(2004, 2008)
+        ],
+        "options": options,
+    }

@@ -1,0 +1,98 @@
+"""P1-P5 (52:27BBB-55(e)): who counts, month by month."""
+
+from fractions import Fraction
+
+import pytest
+
+import qmcredit
+
+from ..conftest import base_claim, employee, months
+
+Y1 = months("2004-04", 12)
+BASE = months("2003-04", 12)
+
+
+def avg(emps, period="year_one", **options):
+    d = qmcredit.decide(qmcredit.claim_from_dict(base_claim(emps, **options)))
+    return Fraction(d.averages[period]), d
+
+
+def test_P1_owner_and_relatives_count_nowhere():
+    for kw in ({"owner": True}, {"relation": "spouse"}, {"relation": "dependant"}, {"relation": "ancestor"}, {"relation": "descendant"}):
+        a, d = avg([employee("X", {m: 200 for m in Y1}, **kw)])
+        assert a == 0, kw
+        statuses = {r["status"] for r in d.employee_month_rows()}
+        assert statuses <= {"owner", "owner_relative"}
+
+
+def test_P2_140_hours_is_full_time_139_99_is_not():
+    a, _ = avg([employee("A", {m: 140 for m in Y1})])
+    assert a == 1
+    a, d = avg([employee("B", {m: "139.99" for m in Y1})])
+    assert a == Fraction("139.99") / 140  # a part-time position (>= 86 2/3 in >= 3 months), as equivalents
+
+
+def test_P2_temporary_and_seasonal_are_never_full_time():
+    for basis in ("temporary", "seasonal"):
+        _, d = avg([employee("T", {m: 200 for m in Y1}, basis=basis)])
+        assert d.months[12].full_time == 0
+        assert all(r["status"] == "part_time_equivalent" for r in d.employee_month_rows() if r["period"] == "year_one")
+
+
+def test_P3_threshold_is_86_and_two_thirds_hours():
+    exactly = Fraction(260, 3)
+    # 86.666667 > 260/3 meets it; 86.666666 does not
+    a, _ = avg([employee("A", {m: "86.666667" for m in Y1[:3]})])
+    assert a == Fraction("86.666667") * 3 / 140 / 12
+    a, _ = avg([employee("B", {m: "86.666666" for m in Y1[:3]})])
+    assert a == 0
+    assert Fraction("86.666666") < exactly < Fraction("86.666667")
+
+
+def test_P3_needs_three_months_not_consecutive_and_counts_all_months_hours():
+    hours = {Y1[0]: 90, Y1[5]: 90, Y1[11]: 90, Y1[3]: 40}
+    a, _ = avg([employee("A", hours)])
+    assert a == Fraction(310, 140 * 12)
+    a, _ = avg([employee("B", {Y1[0]: 90, Y1[5]: 90, Y1[3]: 40})])
+    assert a == 0
+
+
+def test_P3_full_time_month_counts_toward_the_three_months():
+    a, _ = avg([employee("A", {Y1[0]: 160, Y1[1]: 160, Y1[2]: 50})])
+    # two full-time months (2 positions-months) and a 50-hour month; only 2 months >= 86 2/3 ... plus
+    # the full-time months meet it, so months meeting = 2 -> not part-time: the 50 hours do not count
+    assert a == Fraction(2, 12)
+    a, _ = avg([employee("B", {Y1[0]: 160, Y1[1]: 160, Y1[2]: 90, Y1[3]: 50})])
+    assert a == Fraction(2, 12) + Fraction(140, 140 * 12)
+
+
+def test_P3_part_time_is_judged_per_period():
+    hours = {BASE[0]: 90, BASE[1]: 90, Y1[0]: 90}
+    a, _ = avg([employee("A", hours)], period="base")
+    assert a == 0
+
+
+def test_P3_option_excludes_temporary_from_part_time():
+    emps = [employee("T", {m: 100 for m in Y1}, basis="temporary")]
+    a, _ = avg(emps)
+    assert a == Fraction(100, 140)
+    a, d = avg(emps, part_time_excludes_temporary=True)
+    assert a == 0
+    assert {r["status"] for r in d.employee_month_rows() if r["period"] == "year_one"} == {"temporary_excluded"}
+
+
+def test_P4_equivalents_are_hours_over_140_of_part_time_positions_not_full_time_that_month():
+    a, d = avg([employee("A", {**{m: 100 for m in Y1[:6]}, **{m: 150 for m in Y1[6:]}})])
+    assert a == (Fraction(600, 140) + 6) / 12
+
+
+def test_P5_missing_months_count_as_zero_and_rows_outside_are_classified():
+    a, d = avg([employee("A", {Y1[0]: 160, "2010-01": 160})])
+    assert a == Fraction(1, 12)
+    assert any(r["status"] == "outside_periods" and r["rule"] == "W3" for r in d.employee_month_rows())
+
+
+@pytest.mark.parametrize("hours", ["160", "160.0", "160.000000", 160])
+def test_hours_forms_are_exact(hours):
+    a, _ = avg([employee("A", {m: hours for m in Y1})])
+    assert a == 1

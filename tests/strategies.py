@@ -1,0 +1,97 @@
+"""Hypothesis strategies: realistic and adversarial claim documents (boundary hours, periods ending
+on a credit year's last day, binding limits, refunds, forfeitures, every option)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import strategies as st
+
+from .conftest import months
+
+BOUNDARY_HOURS = ["0", "40", "86.666666", "86.666667", "86.67", "100", "139.99", "140", "140.000001", "160", "200", "672"]
+hours_value = st.one_of(
+    st.sampled_from(BOUNDARY_HOURS),
+    st.decimals(min_value=0, max_value=250, places=2).map(str),
+)
+money_value = st.decimals(min_value=0, max_value=60000, places=2)
+
+
+@st.composite
+def employees(draw, first_month: str):
+    n = draw(st.integers(0, 7))
+    span = months(first_month, 38)  # a month either side of the 36
+    out = []
+    for i in range(n):
+        start = draw(st.integers(0, 37))
+        length = draw(st.integers(1, 38 - start))
+        hours = {m: draw(hours_value) for m in span[start:start + length] if draw(st.integers(0, 9)) > 0}
+        out.append({
+            "id": f"E{i}",
+            "ownership_interest": draw(st.sampled_from([False] * 9 + [True])),
+            "owner_relation": draw(st.sampled_from([None] * 12 + ["spouse", "descendant"])),
+            "basis": draw(st.sampled_from(["permanent"] * 5 + ["temporary", "seasonal"])),
+            "hours": hours,
+        })
+    return out
+
+
+@st.composite
+def claims(draw):
+    year = draw(st.integers(2003, 2012))
+    month = draw(st.integers(1, 12))
+    day = draw(st.sampled_from([1, 1, 2, 15, 28]))
+    began = f"{year:04d}-{month:02d}-{day:02d}"
+    first = f"{year - 1:04d}-{month:02d}" if True else None
+    tax = draw(st.sampled_from(["cbt"] * 6 + ["insurance_premiums"] * 2 + ["gross_income_tax"]))
+    # consecutive 12-month periods; the fiscal start month is sometimes the month after a credit year ends
+    fy = draw(st.integers(1, 12))
+    start_year = year - draw(st.integers(0, 1))
+    periods = []
+    for k in range(draw(st.integers(1, 9))):
+        sy, sm = start_year + k, fy
+        ey, em = (sy, sm + 11) if sm == 1 else (sy + 1, sm - 1)
+        end_day = {1: 31, 2: 29 if ey % 4 == 0 else 28, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}[em]
+        liability = draw(money_value)
+        p = {"start": f"{sy:04d}-{sm:02d}-01", "end": f"{ey:04d}-{em:02d}-{end_day:02d}", "liability": str(liability),
+             "minimum_tax": draw(st.sampled_from(["0.00", "500.00", "2000.00", "1125.00"]))}
+        if draw(st.integers(0, 4)) == 0:
+            p["alternative_minimum_assessment"] = str(draw(money_value))
+        oc = []
+        for j in range(draw(st.integers(0, 2))):
+            oc.append({"name": f"other {j}", "amount": str(draw(st.decimals(0, 8000, places=2))), "order": draw(st.sampled_from(["before", "after"]))})
+        if oc:
+            p["other_credits"] = oc
+        periods.append(p)
+    options = {}
+    if draw(st.booleans()):
+        options = draw(st.fixed_dictionaries({}, optional={
+            "year_one_start": st.sampled_from(["next_month", "same_month_if_first_day"]),
+            "part_time_excludes_temporary": st.booleans(),
+            "whole_positions": st.booleans(),
+            "insurer_limits": st.sampled_from(["none", "cbt"]),
+            "carryforward_periods": st.sampled_from([None, 0, 1, 2, 5]),
+            "refund": st.booleans(),
+        }))
+    return {
+        "format": "qmcredit.claim/1",
+        "taxpayer": {"id": "22-9999999", "name": "Generated", "tax": tax,
+                     "uez_benefit": draw(st.sampled_from([False] * 9 + [True])),
+                     "earlier_credit_period_start": draw(st.sampled_from([None] * 9 + ["2001-01"]))},
+        "location": {"municipality": draw(st.sampled_from(["Camden"] * 8 + ["camden city", "Newark"])), "address": "x",
+                     "operations_began": began, "operations_source": "generated"},
+        "employees": draw(employees(first)),
+        "periods": periods,
+        "options": options,
+    }
+
+
+def decimalize(doc):
+    """Numbers as the JSON loader would give them (Decimal), never floats."""
+    if isinstance(doc, dict):
+        return {k: decimalize(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [decimalize(v) for v in doc]
+    if isinstance(doc, (int,)) and not isinstance(doc, bool):
+        return Decimal(doc)
+    return doc

@@ -1,0 +1,83 @@
+"""End-to-end: the installed `qmcredit` command, as a script or a preparer runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import EXAMPLES, example_names
+
+EXE = Path(sys.executable).parent / "qmcredit"
+
+
+def run(*args, cwd=None):
+    return subprocess.run([str(EXE), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env={**os.environ, "COLUMNS": "120"})
+
+
+def test_compute_json_many_claims_in_order_with_an_invalid_one(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "qmcredit.claim/1", "taxpayer": {"id": "x", "tax": "cbt"}}')
+    paths = [EXAMPLES / f"{n}.claim.json" for n in example_names()]
+    r = run("compute", "--json", paths[0], bad, *paths[1:])
+    assert r.returncode == 1
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(lines) == len(paths) + 1
+    assert lines[1]["error"] == "invalid claim" and lines[1]["problems"]
+    assert [x["taxpayer_id"] for x in lines if "error" not in x] == [
+        json.loads(p.read_text())["taxpayer"]["id"] for p in paths]
+    assert "bad.json: location: is required but missing" in r.stderr
+    assert "Traceback" not in r.stderr
+    expected = json.loads((EXAMPLES / f"{example_names()[0]}.expected.json").read_text())
+    assert lines[0]["credit"] == expected["credit"]
+    assert lines[0]["explanation"][-1]["figure"] == "employee_months"
+
+
+def test_compute_json_all_valid_exits_zero():
+    r = run("compute", "--json", "--no-explain", EXAMPLES / "04-insurer.claim.json")
+    assert r.returncode == 0, r.stderr
+    assert "explanation" not in json.loads(r.stdout)
+
+
+def test_worksheet_shows_checks_months_and_form_313_lines():
+    r = run("compute", EXAMPLES / "01-expansion-cap-carryforward.claim.json")
+    assert r.returncode == 0, r.stderr
+    for words in ("Eligibility", "E4", "2003-04", "8.714286", "16964.29", "Part IV", "Part V", "6964.29", "1714.29"):
+        assert words in r.stdout, words
+
+
+def test_explain_walks_a_figure_down_to_employee_months():
+    r = run("explain", EXAMPLES / "01-expansion-cap-carryforward.claim.json", "--figure", "credit.year_one", "--rows", "5")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("credit.year_one = 16964.29")
+    assert "new_positions.year_one = 6.785714" in out and "average_positions.base = 8.714286" in out
+    assert "employee_months [B1]" in out and "<- employees[" in out
+    r = run("explain", EXAMPLES / "01-expansion-cap-carryforward.claim.json", "--figure", "nope")
+    assert r.returncode == 1 and "credit.year_one" in r.stderr
+
+
+def test_validate_reports_every_problem_and_exit_codes(tmp_path):
+    doc = json.loads((EXAMPLES / "01-expansion-cap-carryforward.claim.json").read_text())
+    doc["employees"][0]["hours"]["2003-13"] = 5
+    doc["periods"][0]["liability"] = "abc"
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(doc))
+    r = run("validate", p)
+    assert r.returncode == 1
+    assert "employees[0].hours.2003-13" in r.stderr and "periods[0].liability" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = run("validate", EXAMPLES / "02-refund-sustained-effort.claim.json")
+    assert r.returncode == 0 and "valid: 12 employees" in r.stdout
+    r = run("validate", tmp_path / "missing.json")
+    assert r.returncode == 1 and "no such file" in r.stderr
+    assert run("compute").returncode == 2  # usage error
+
+
+def test_help_texts():
+    r = run("--help")
+    assert r.returncode == 0 and "compute" in r.stdout and "explain" in r.stdout
+    assert "--json" in run("compute", "--help").stdout

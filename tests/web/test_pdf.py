@@ -1,0 +1,122 @@
+"""Form 313 and the worksheet as PDF: pdftotext reads back every figure of the determination,
+exactly as the determination writes it; output is deterministic; a page renders (issue 5)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from qmcredit.web.figures import PeriodNotFound
+from qmcredit.web.pdf import form313_pdf, worksheet_pdf
+
+from .conftest import binary, decided, has_figure, pdf_text, pending_claim
+
+# (example, period as given, index): a period with a carryover, one where nothing is allowed, the
+# insurer, the ineligible claim, a refund, a forfeiture.
+CASES = [
+    ("01-expansion-cap-carryforward", "2006", 2),
+    ("01-expansion-cap-carryforward", "2004", 0),
+    ("02-refund-sustained-effort", "2010", 2),
+    ("04-insurer", "2005", 1),
+    ("05-ineligible", "2007", 1),
+    ("06-forfeiture-ama", "2011", 8),
+    ("06-forfeiture-ama", 3, 3),
+]
+
+
+def assert_figures(text: str, figures) -> None:
+    missing = [f for f in figures if f is not None and not has_figure(text, f)]
+    assert not missing, f"figures not in the PDF text: {missing}"
+
+
+@pytest.mark.parametrize("name,period,i", CASES)
+def test_form313_text_carries_the_figures(name, period, i, tmp_path):
+    claim, det = decided(name)
+    d = det.to_dict()
+    text = pdf_text(form313_pdf(claim, det, period), tmp_path)
+    p = d["periods"][i]
+    detail = p["detail"]
+    assert "FORM 313" in text and "Economic Recovery Tax Credit" in text
+    for part in ("Part I", "Part II", "Part III", "Part IV", "Part V"):
+        assert part in text
+    assert f"{p['start']} to {p['end']}" in text
+    assert_figures(text, [
+        *d["credit"].values(), *d["new_positions"].values(), *d["average_positions"].values(),
+        p["allowed"], p["room"], p["applied"], p["refund"], p["forfeited"], p["carried_forward"],
+        detail["liability"], detail["other_credits_before"],
+        *(o["closing"] for o in detail["origins"].values()),
+    ])
+    if detail["limited"]:
+        assert_figures(text, [detail["cap_50_percent"], detail["floor"], detail["liability_above_floor"]])
+    else:
+        assert "no 50% limit or minimum tax for the tax on insurers" in text
+
+
+def test_form313_insurer_heading_names_the_tax(tmp_path):
+    claim, det = decided("04-insurer")
+    assert "Tax on Insurers" in pdf_text(form313_pdf(claim, det, "2005"), tmp_path)
+
+
+def test_form313_carryover_schedule_by_year_of_origin(tmp_path):
+    claim, det = decided("06-forfeiture-ama")
+    text = pdf_text(form313_pdf(claim, det, "2011"), tmp_path)
+    assert "Credit year one (allowed for the period ending" in text and "Credit year two (allowed for the period ending" in text
+    assert_figures(text, ["30000.00", "15000.00", "27500.00", "5000.00", "500.00"])  # credits, refund, forfeiture, first use
+    assert "Refund in the period ending" in text and "Forfeited in the period ending" in text
+
+
+def test_form313_of_an_ineligible_claim_says_so(tmp_path):
+    claim, det = decided("05-ineligible")
+    text = " ".join(pdf_text(form313_pdf(claim, det, 0), tmp_path).split())
+    assert "does not qualify" in text
+    assert "E3" in text and "E4" in text and "FAILED" in text
+
+
+def test_form313_unknown_period_lists_the_periods():
+    claim, det = decided("01-expansion-cap-carryforward")
+    with pytest.raises(PeriodNotFound) as e:
+        form313_pdf(claim, det, "1999")
+    assert "2004-01-01 to 2004-12-31" in str(e.value) and "2007-01-01 to 2007-12-31" in str(e.value)
+    with pytest.raises(PeriodNotFound):
+        form313_pdf(claim, det, 9)
+
+
+@pytest.mark.parametrize("name", ["01-expansion-cap-carryforward", "03-part-time-equivalents", "04-insurer", "05-ineligible", "06-forfeiture-ama"])
+def test_worksheet_text_carries_the_figures(name, tmp_path):
+    claim, det = decided(name)
+    d = det.to_dict()
+    text = pdf_text(worksheet_pdf(claim, det), tmp_path)
+    assert_figures(text, [
+        *d["credit"].values(), *d["new_positions"].values(), *d["average_positions"].values(),
+        d["sustained_effort_ratio"], d["refund"], d["carried_forward"],
+    ])
+    for m in d["monthly"]:
+        assert m["month"] in text
+        assert_figures(text, [m["positions"], m["equivalents"]])
+    for p in d["periods"]:
+        assert_figures(text, [p[k] for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward")])
+    for c in d["checks"]:
+        assert c["rule"] in text
+
+
+def test_pending_figures_print_as_pending(tmp_path):
+    claim, det = pending_claim()
+    assert "pending" in pdf_text(form313_pdf(claim, det, "2006"), tmp_path)
+    assert "not known" in pdf_text(worksheet_pdf(claim, det), tmp_path)
+
+
+def test_pdfs_are_deterministic():
+    claim, det = decided("01-expansion-cap-carryforward")
+    assert form313_pdf(claim, det, "2005") == form313_pdf(claim, det, "2005")
+    assert worksheet_pdf(claim, det) == worksheet_pdf(claim, det)
+
+
+def test_a_page_renders_to_png(tmp_path):
+    exe = binary("pdftoppm")
+    claim, det = decided("01-expansion-cap-carryforward")
+    src = tmp_path / "form.pdf"
+    src.write_bytes(form313_pdf(claim, det, "2006"))
+    subprocess.run([exe, "-r", "50", "-png", "-f", "1", "-l", "1", str(src), str(tmp_path / "page")], check=True, timeout=60)
+    (png,) = tmp_path.glob("page*.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
