@@ -9,7 +9,8 @@ retries the whole unit of work once such a key refused it, so the retry sees wha
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,7 +24,8 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 T = TypeVar("T")
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, begin: str = "BEGIN IMMEDIATE") -> Engine:
+    """An engine; for SQLite, ``begin`` is the statement that opens each transaction."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
 
@@ -38,7 +40,7 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql(begin)
 
         return engine
     return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
@@ -65,10 +67,17 @@ class Database:
     def __init__(self, url: str):
         self.engine = make_engine(url)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite readers open a plain (deferred) transaction: in WAL mode they never wait for a writer.
+        self.read_engine = make_engine(url, "BEGIN") if self.engine.dialect.name == "sqlite" else self.engine
+        self.read_sessions = sessionmaker(self.read_engine, expire_on_commit=False)
+        # SQLite has one writer at a time: queue this process's writers on a lock, which wakes the
+        # next at once, rather than on SQLite's busy handler, which polls with growing sleeps.
+        self._writers = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()
 
     @contextmanager
     def read(self):
-        with self.sessions() as session, session.begin():
+        """A session for reading only: closing it rolls back whatever it began."""
+        with self.read_sessions() as session:
             yield session
 
     def write(self, work: Callable[[Session], T], retries: int = 2) -> T:
@@ -77,7 +86,7 @@ class Database:
         then sees the winner's rows and answers accordingly."""
         for attempt in range(retries + 1):
             try:
-                with self.sessions() as session, session.begin():
+                with self._writers, self.sessions() as session, session.begin():
                     return work(session)
             except (IntegrityError, OperationalError) as exc:
                 if attempt == retries or not _retryable(exc):
@@ -86,6 +95,7 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        self.read_engine.dispose()
 
 
 def _retryable(exc: Exception) -> bool:
