@@ -21,6 +21,8 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -122,6 +124,26 @@ def run(base: str, token: str, claims: int, concurrency: int, deadline: float) -
     }
 
 
+@contextmanager
+def fresh_database(url: str | None, work: str):
+    """A SQLite file in ``work``, or a new schema on the PostgreSQL server ``url`` (dropped after)."""
+    if url is None:
+        yield f"sqlite:///{work}/load.sqlite3"
+        return
+    from sqlalchemy import create_engine, text
+
+    schema = f"load_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--claims", type=int, default=400)
@@ -129,8 +151,7 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=300.0, help="stop sending after this many seconds")
     ap.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temporary folder")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        url = args.database_url or f"sqlite:///{work}/load.sqlite3"
+    with tempfile.TemporaryDirectory() as work, fresh_database(args.database_url, work) as url:
         proc, base, token = start_server(url, work)
         try:
             result = run(base, token, args.claims, args.concurrency, args.deadline)

@@ -4,6 +4,7 @@ refund certified; amendments and next year's return keep the history and the led
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from decimal import Decimal
 
 from .conftest import example
@@ -106,3 +107,32 @@ def test_next_years_return_and_an_amended_past_period(office):
     assert [e["applied"] for e in ledger["entries"] if e["period_start"] == "2005-01-01"] == ["6000.00"]
     r = office.client.put(f"/api/v1/claims/{cid}/periods/2001-01-01", json=amended, headers=office.auth("preparer"))
     assert r.status_code == 404 and r.json()["problems"][0]["location"] == "period_start"
+
+
+def test_a_certified_refund_stands_when_next_years_return_is_filed(office):
+    c = _claim(office, "02")
+    cid = c["id"]
+    _post(office, "examiner", f"/api/v1/claims/{cid}/review")
+    _post(office, "examiner", f"/api/v1/claims/{cid}/decision", json={"outcome": "approved"})
+    assert _post(office, "examiner", f"/api/v1/claims/{cid}/refund-certification").status_code == 200
+    start = date.fromisoformat(c["determination"]["periods"][-1]["end"]) + timedelta(days=1)
+    end = start.replace(year=start.year + 1) - timedelta(days=1)
+    nxt = {"start": start.isoformat(), "end": end.isoformat(), "liability": "9000.00", "minimum_tax": "500.00"}
+    r = _post(office, "preparer", f"/api/v1/claims/{cid}/periods", json=nxt)
+    assert r.status_code == 200, r.text
+    assert r.json()["state"] == "submitted" and r.json()["revision"] == 2
+    _post(office, "examiner", f"/api/v1/claims/{cid}/review")
+    _post(office, "examiner", f"/api/v1/claims/{cid}/decision", json={"outcome": "approved"})
+    r = _post(office, "examiner", f"/api/v1/claims/{cid}/refund-certification")
+    assert r.status_code == 200, r.text  # the same refund, certified once
+    ledger = office.client.get(f"/api/v1/taxpayers/{c['taxpayer_id']}/ledger", headers=office.auth("auditor")).json()
+    assert len(ledger["refunds_certified"]) == 1 and ledger["refund_certified_total"] == c["determination"]["refund"]
+
+
+def test_register_a_taxpayer_before_filing(office):
+    r = _post(office, "preparer", "/api/v1/taxpayers", json={"ein": "22-7777777", "name": "New Client", "tax": "cbt"})
+    assert r.status_code == 201 and r.json()["year_one_start"] is None
+    assert _post(office, "preparer2", "/api/v1/taxpayers", json={"ein": "22-7777777", "tax": "cbt"}).status_code == 409
+    r = _post(office, "preparer", "/api/v1/taxpayers", json={"ein": "22-1", "tax": "income"})
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "body.tax"
+    assert _post(office, "auditor", "/api/v1/taxpayers", json={"ein": "22-2", "tax": "cbt"}).status_code == 403

@@ -210,10 +210,20 @@ def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
     if not refunds:
         raise ApiError(409, "this claim has no refundable part to certify (R1)",
                        [("determination.refund", f"is {result.get('refund')}")])
+    certified = {c.period_start: c.amount for c in session.execute(
+        select(RefundCertification).where(RefundCertification.claim_id == claim.id)).scalars()}
     for p in refunds:
+        start, amount = date.fromisoformat(p["start"]), Decimal(p["refund"])
+        if start in certified:
+            if certified[start] != amount:
+                raise ApiError(409, "a refund was already certified for this period with another amount", [(
+                    "determination.refund",
+                    f"{certified[start]} was certified for the period starting {start}; the current revision says {amount}: "
+                    "the difference is settled outside this claim (an assessment or a further overpayment)")])
+            continue
         session.add(RefundCertification(
-            taxpayer_id=claim.taxpayer_id, claim_id=claim.id, revision_id=rev.id, period_start=date.fromisoformat(p["start"]),
-            period_end=date.fromisoformat(p["end"]), amount=Decimal(p["refund"]), examiner_id=who.id))
+            taxpayer_id=claim.taxpayer_id, claim_id=claim.id, revision_id=rev.id, period_start=start,
+            period_end=date.fromisoformat(p["end"]), amount=amount, examiner_id=who.id))
     claim.updated_at = now()
     session.flush()
     record(session, who, "claim.certify_refund", "claim", claim.id, before,

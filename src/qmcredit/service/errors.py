@@ -13,6 +13,7 @@ import uuid
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from qmcredit import ClaimError
@@ -72,6 +73,13 @@ def install(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else "request refused"
         return JSONResponse({"error": detail, "problems": [{"location": "request", "message": detail}]},
                             status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(IntegrityError)
+    async def _integrity(_req: Request, exc: IntegrityError):
+        log.warning("refused by a database constraint: %s", str(exc.orig).splitlines()[0] if exc.orig else exc)
+        return JSONResponse({"error": "conflicts with records stored meanwhile; read them again and retry",
+                             "problems": [{"location": "request", "message": "refused by a database constraint"}]},
+                            status_code=409)
 
     @app.exception_handler(Exception)
     async def _fault(req: Request, exc: Exception):

@@ -95,6 +95,12 @@ class DocumentOut(BaseModel):
     created_at: datetime
 
 
+class TaxpayerIn(_In):
+    ein: str = Field(min_length=1, max_length=40, description="the taxpayer id, as in claims' taxpayer.id")
+    name: str = Field("", max_length=300)
+    tax: Literal["cbt", "insurance_premiums"] = Field(description="E1: the tax the credit is taken against")
+
+
 class TaxpayerOut(BaseModel):
     id: int
     ein: str

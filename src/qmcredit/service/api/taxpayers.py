@@ -6,14 +6,15 @@ from fastapi import APIRouter, Depends, Query
 from sqlalchemy import select
 
 from .. import ledger
-from ..access import may_see, taxpayer_for, visible
+from ..access import may_see, require, taxpayer_for, visible
+from ..audit import record
 from ..auth import Principal
 from ..db import Database
-from ..errors import not_found
+from ..errors import ApiError, not_found
 from ..models import CreditWindow, Location, Taxpayer, User
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId
-from .schemas import LedgerOut, LocationOut, TaxpayerOut
+from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId, WRITE
+from .schemas import LedgerOut, LocationOut, TaxpayerIn, TaxpayerOut
 
 router = APIRouter(tags=["taxpayers"])
 
@@ -35,6 +36,23 @@ def list_taxpayers(limit: int = Query(100, ge=1, le=1000), offset: int = Query(0
     with db.read() as session:
         rows = session.execute(visible(select(Taxpayer), who).order_by(Taxpayer.id).limit(limit).offset(offset)).scalars().all()
         return ExactJSONResponse([_taxpayer_out(session, tp) for tp in rows])
+
+
+@router.post("/taxpayers", status_code=201, response_model=TaxpayerOut, responses=WRITE)
+def register_taxpayer(body: TaxpayerIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """A preparer registers a client before filing (filing a claim for a new taxpayer does it too)."""
+    require(who, "preparer")
+
+    def work(session):
+        if session.execute(select(Taxpayer).where(Taxpayer.ein == body.ein)).scalar_one_or_none() is not None:
+            raise ApiError(409, f"taxpayer {body.ein} is already registered", [("body.ein", "already registered")])
+        tp = Taxpayer(ein=body.ein, name=body.name, tax=body.tax, preparer_id=who.id)
+        session.add(tp)
+        session.flush()
+        record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
+        return _taxpayer_out(session, tp)
+
+    return ExactJSONResponse(db.write(work), status_code=201)
 
 
 @router.get("/taxpayers/{taxpayer_id}", response_model=TaxpayerOut, responses=COMMON)
