@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,22 +31,33 @@ def _postgres_base() -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path):
-    """A fresh, empty database: a SQLite file, or a schema of its own on the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'service.sqlite3'}"
+DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@contextmanager
+def fresh_database(kind: str, folder: Path):
+    """A fresh, empty database: a SQLite file in ``folder``, or a schema of its own on the
+    PostgreSQL server (dropped afterwards)."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'service.sqlite3'}"
         return
     base = _postgres_base()
     schema = f"t_{uuid.uuid4().hex[:16]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in base else "?"
-    yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
+    try:
+        yield f"{base}{'&' if '?' in base else '?'}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(params=DATABASES)
+def database_url(request, tmp_path):
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
 
 
 @dataclass

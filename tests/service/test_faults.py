@@ -112,3 +112,17 @@ def test_the_audit_log_is_append_only(office):
     assert create["actor"] == "preparer" and create["before"] is None and create["after"]["state"] == "draft"
     assert create["after"]["credit"]["year_one"] == "16964.29"
     assert office.client.get("/api/v1/audit", headers=office.auth("preparer")).status_code == 403
+
+
+def test_text_the_database_would_refuse_is_refused_naming_the_field(office):
+    nul = example("01").decode().replace('"Riverside Fabrication Inc."', '"Riverside\\u0000Fabrication"', 1)
+    r = _post_claim(office, nul.encode())
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "taxpayer.name"
+    long_id = example("01").decode().replace('"22-1000001"', '"' + "9" * 500 + '"', 1)
+    assert _post_claim(office, long_id.encode()).status_code == 201
+    r = office.client.post("/api/v1/session", json={"username": "a\u0000b", "password": "x"})
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "body.username"
+    r = office.client.get("/api/v1/audit?entity=a%00b", headers=office.auth("auditor"))
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "query.entity"
+    r = _post_claim(office, example("01").decode().replace('"15000.00"', '"5000000000000000.00"', 1).encode())
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "periods[0].liability"

@@ -12,17 +12,20 @@ from schemathesis.checks import not_a_server_error
 
 from qmcredit.service.seed import seed
 
-from .conftest import make_office
+from .conftest import DATABASES, fresh_database, make_office
 
 
-@pytest.fixture(scope="module")
-def fuzzed_office(tmp_path_factory):
-    office = make_office(f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'fuzz.sqlite3'}")
-    seeded = seed(office.db)
-    office.tokens.update({f"demo-{k}": v for k, v in seeded.tokens.items()})
-    with office.client:
-        yield office
-    office.db.dispose()
+@pytest.fixture(scope="module", params=DATABASES)
+def fuzzed_office(request, tmp_path_factory):
+    """The office with the demo users and example claims, on each database (PostgreSQL refuses
+    what SQLite takes: NUL characters, over-long text, integers beyond 32 bits)."""
+    with fresh_database(request.param, tmp_path_factory.mktemp("fuzz")) as url:
+        office = make_office(url)
+        seeded = seed(office.db)
+        office.tokens.update({f"demo-{k}": v for k, v in seeded.tokens.items()})
+        with office.client:
+            yield office
+        office.db.dispose()
 
 
 def _fuzz(office, user: str) -> tuple[list[str], list[str]]:
@@ -67,7 +70,7 @@ def test_openapi_is_published(fuzzed_office):
     assert "ClaimDocument" in spec["components"]["schemas"]
 
 
-@pytest.mark.parametrize("user", ["demo-preparer", "demo-examiner"])
+@pytest.mark.parametrize("user", ["demo-preparer", "demo-examiner", "demo-auditor"])
 def test_no_server_errors(fuzzed_office, user):
     service, engine = _fuzz(fuzzed_office, user)
     assert service == []

@@ -71,6 +71,12 @@ class Evaluation:
         return date.fromisoformat(start) if start else None
 
 
+def check_upload_names(upload: Upload, location: str) -> None:
+    """A file's name and media type are stored as text: no NUL characters."""
+    if "\x00" in upload.filename or "\x00" in upload.media_type:
+        raise ClaimError([Problem(location, "the file name or media type contains a NUL character")])
+
+
 def payroll_kind(upload: Upload) -> str:
     kind = PAYROLL_KINDS.get(PurePath(upload.filename or "").suffix.lower())
     if kind is None:
@@ -120,6 +126,8 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
     if payroll is None and _names_a_table(document):
         raise ClaimError([Problem("payroll", "the claim names a payroll table: upload it with the claim "
                                   "(multipart field 'payroll'); the service never reads files of its own")])
+    if payroll is not None:
+        check_upload_names(payroll, "payroll")
     table = read_payroll(payroll) if payroll is not None else None
     claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
     _check_storable(claim)
@@ -131,8 +139,15 @@ LARGEST_AMOUNT = Decimal(10) ** 15
 
 
 def _check_storable(claim: qmcredit.Claim) -> None:
-    """Amounts beyond ``LARGEST_AMOUNT`` dollars are refused, naming the field."""
+    """What the database keys on must be storable: amounts up to ``LARGEST_AMOUNT`` dollars, text
+    without NUL characters. Refused naming the field."""
     problems = []
+    t, loc = claim.header.taxpayer, claim.header.location
+    for where, value in (("taxpayer.id", t.id), ("taxpayer.name", t.name), ("taxpayer.tax", t.tax),
+                         ("location.municipality", loc.municipality), ("location.address", loc.address),
+                         ("location.operations_source", loc.operations_source)):
+        if "\x00" in value:
+            problems.append(Problem(where, "contains a NUL character"))
     for i, period in enumerate(claim.header.periods):
         for name in ("liability", "minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts"):
             value = getattr(period, name)

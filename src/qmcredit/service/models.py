@@ -97,9 +97,9 @@ class ApiToken(Base):
 class Taxpayer(Base):
     __tablename__ = "taxpayers"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    ein: Mapped[str] = mapped_column(String(40), unique=True)
-    name: Mapped[str] = mapped_column(String(300), default="")
-    tax: Mapped[str] = mapped_column(String(40))
+    ein: Mapped[str] = mapped_column(Text, unique=True)
+    name: Mapped[str] = mapped_column(Text, default="")
+    tax: Mapped[str] = mapped_column(Text)
     preparer_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
 
@@ -119,10 +119,10 @@ class Location(Base):
     __table_args__ = (UniqueConstraint("taxpayer_id", "municipality", "address", name="uq_locations_place"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     taxpayer_id: Mapped[int] = mapped_column(ForeignKey("taxpayers.id"))
-    municipality: Mapped[str] = mapped_column(String(120))
-    address: Mapped[str] = mapped_column(String(300), default="")
+    municipality: Mapped[str] = mapped_column(Text)
+    address: Mapped[str] = mapped_column(Text, default="")
     operations_began: Mapped[date] = mapped_column(Date)
-    operations_source: Mapped[str] = mapped_column(String(300), default="")
+    operations_source: Mapped[str] = mapped_column(Text, default="")
 
 
 class Claim(Base):
@@ -151,9 +151,9 @@ class Document(Base):
     __tablename__ = "documents"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     claim_id: Mapped[int] = mapped_column(ForeignKey("claims.id"), index=True)
-    kind: Mapped[str] = mapped_column(String(40))
-    filename: Mapped[str] = mapped_column(String(300))
-    media_type: Mapped[str] = mapped_column(String(120))
+    kind: Mapped[str] = mapped_column(Text)
+    filename: Mapped[str] = mapped_column(Text)
+    media_type: Mapped[str] = mapped_column(Text)
     sha256: Mapped[str] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(Integer)
     content: Mapped[bytes] = mapped_column(LargeBinary)
@@ -169,7 +169,7 @@ class Citation(Base):
     __table_args__ = (UniqueConstraint("document_id", "figure", name="uq_citations_document_figure"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"), index=True)
-    figure: Mapped[str] = mapped_column(String(200))
+    figure: Mapped[str] = mapped_column(Text)
 
 
 class Revision(Base):
@@ -243,7 +243,7 @@ class EvidenceRequest(Base):
     __tablename__ = "evidence_requests"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     claim_id: Mapped[int] = mapped_column(ForeignKey("claims.id"), index=True)
-    figure: Mapped[str] = mapped_column(String(200))
+    figure: Mapped[str] = mapped_column(Text)
     rule: Mapped[str] = mapped_column(String(8))
     message: Mapped[str] = mapped_column(Text, default="")
     requested_by: Mapped[int] = mapped_column(ForeignKey("users.id"))

@@ -12,13 +12,13 @@ from ..db import Database
 from ..models import AuditEvent
 from .deps import database, principal
 from .responses import COMMON, ExactJSONResponse, MAX_ID
-from .schemas import AuditOut
+from .schemas import PLAIN, AuditOut
 
 router = APIRouter(tags=["audit"])
 
 
 @router.get("/audit", response_model=list[AuditOut], responses=COMMON)
-def audit_log(entity: str | None = Query(None, max_length=40), entity_id: str | None = Query(None, max_length=40),
+def audit_log(entity: str | None = Query(None, max_length=40, pattern=PLAIN), entity_id: str | None = Query(None, max_length=40, pattern=PLAIN),
               after_id: int = Query(0, ge=0, le=MAX_ID, description="only events after this id"),
               limit: int = Query(200, ge=1, le=5000), who: Principal = Depends(principal), db: Database = Depends(database)):
     require(who, "examiner", "auditor")

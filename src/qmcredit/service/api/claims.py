@@ -21,7 +21,7 @@ from ..evaluate import Evaluation, Upload, evaluate, form313_figures
 from ..models import Claim, Revision, Taxpayer, User
 from .deps import database, principal
 from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId, WRITE
-from .schemas import ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
+from .schemas import PLAIN, ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
 
 router = APIRouter(prefix="/claims", tags=["claims"])
 
@@ -85,7 +85,7 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
 
 
 @router.get("", response_model=list[ClaimSummary], responses=COMMON)
-def list_claims(state: str | None = Query(None, max_length=20), taxpayer_id: int | None = Query(None, ge=1, le=MAX_ID),
+def list_claims(state: str | None = Query(None, max_length=20, pattern=PLAIN), taxpayer_id: int | None = Query(None, ge=1, le=MAX_ID),
                 limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_ID),
                 who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
@@ -186,7 +186,7 @@ def get_revision(claim_id: RecordId, number: RecordId, who: Principal = Depends(
 @router.put("/{claim_id}", response_model=ClaimOut, responses=WRITE,
             openapi_extra=claim_request_body("the amended claim document; without a new payroll table the claim's current one is kept"))
 async def amend_claim(request: Request, claim_id: RecordId,
-                      reason: str = Query("amended", max_length=2000, description="why the claim is amended"),
+                      reason: str = Query("amended", max_length=2000, pattern=PLAIN, description="why the claim is amended"),
                       revision: int | None = Query(None, ge=1, le=MAX_ID, description="the revision amended; refused (409) if the claim moved on"),
                       who: Principal = Depends(principal), db: Database = Depends(database)):
     """Amend the whole claim: a new revision, recomputed; earlier revisions stay in the history."""

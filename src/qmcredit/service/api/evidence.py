@@ -12,11 +12,11 @@ from ..access import claim_for
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError, not_found
-from ..evaluate import Upload
+from ..evaluate import Upload, check_upload_names
 from ..models import Citation, Document, EvidenceRequest, User
 from .deps import database, principal
 from .responses import COMMON, ExactJSONResponse, RecordId, WRITE
-from .schemas import DocumentOut, EvidenceRequestIn, EvidenceRequestOut
+from .schemas import PLAIN, DocumentOut, EvidenceRequestIn, EvidenceRequestOut
 
 router = APIRouter(tags=["evidence"])
 
@@ -41,12 +41,13 @@ def _visible_document(session, who: Principal, document_id: RecordId) -> Documen
 
 @router.post("/claims/{claim_id}/documents", status_code=201, response_model=DocumentOut, responses=WRITE)
 async def attach_document(claim_id: RecordId, file: UploadFile = File(..., description="the document"),
-                          kind: str = Form(..., max_length=40, description="payroll_register, lease, certificate, ..."),
-                          description: str = Form("", max_length=4000),
+                          kind: str = Form(..., max_length=40, pattern=PLAIN, description="payroll_register, lease, certificate, ..."),
+                          description: str = Form("", max_length=4000, pattern=PLAIN),
                           cites: list[str] = Form([], description="figures this document supports, e.g. credit.year_one"),
                           who: Principal = Depends(principal), db: Database = Depends(database)):
     """Attach evidence to a claim; stored whole with its SHA-256, citing the figures it supports."""
     upload = Upload(file.filename or "document", file.content_type or "application/octet-stream", await file.read())
+    check_upload_names(upload, "file")
     figures = [c.strip() for item in cites for c in item.split(",") if c.strip()]
 
     def work(session):

@@ -14,6 +14,10 @@ from ..models import ROLES, STATES
 from ..rules import RULE_IDS
 
 
+#: text without NUL characters (which PostgreSQL refuses to store)
+PLAIN = r"^[^\x00]*$"
+
+
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -56,7 +60,7 @@ class RevisionOut(BaseModel):
 
 class Reason(_In):
     rule: Literal[RULE_IDS] = Field(description="a rule id of RULES.md")  # type: ignore[valid-type]
-    message: str = Field(min_length=1, max_length=4000)
+    message: str = Field(min_length=1, max_length=4000, pattern=PLAIN)
 
 
 class DecisionIn(_In):
@@ -65,9 +69,9 @@ class DecisionIn(_In):
 
 
 class EvidenceRequestIn(_In):
-    figure: str = Field(min_length=1, max_length=200, description="the figure to be proven, e.g. credit.year_one")
+    figure: str = Field(min_length=1, max_length=200, pattern=PLAIN, description="the figure to be proven, e.g. credit.year_one")
     rule: Literal[RULE_IDS] = "B1"  # type: ignore[valid-type]
-    message: str = Field("", max_length=4000)
+    message: str = Field("", max_length=4000, pattern=PLAIN)
 
 
 class EvidenceRequestOut(BaseModel):
@@ -96,8 +100,8 @@ class DocumentOut(BaseModel):
 
 
 class TaxpayerIn(_In):
-    ein: str = Field(min_length=1, max_length=40, description="the taxpayer id, as in claims' taxpayer.id")
-    name: str = Field("", max_length=300)
+    ein: str = Field(min_length=1, max_length=40, pattern=PLAIN, description="the taxpayer id, as in claims' taxpayer.id")
+    name: str = Field("", max_length=300, pattern=PLAIN)
     tax: Literal["cbt", "insurance_premiums"] = Field(description="E1: the tax the credit is taken against")
 
 
@@ -129,7 +133,7 @@ class LedgerOut(BaseModel):
 
 
 class SessionIn(_In):
-    username: str = Field(min_length=1, max_length=80)
+    username: str = Field(min_length=1, max_length=80, pattern=PLAIN)
     password: str = Field(min_length=1, max_length=1000)
 
 
@@ -140,7 +144,7 @@ class MeOut(BaseModel):
 
 
 class TokenIn(_In):
-    name: str = Field(min_length=1, max_length=120)
+    name: str = Field(min_length=1, max_length=120, pattern=PLAIN)
 
 
 class TokenOut(BaseModel):
