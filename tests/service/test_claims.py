@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import qmcredit
+
 from .conftest import EXAMPLES, example
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 
 import httpx
+import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
-import pytest
 
 from .conftest import example, variant
 

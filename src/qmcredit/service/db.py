@@ -8,8 +8,8 @@ retries the whole unit of work once such a key refused it, so the retry sees wha
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TypeVar

@@ -27,12 +27,12 @@ DECIDED = frozenset({"approved", "adjusted", "denied", "refund_certified"})
 def next_state(state: str, action: str, role: str) -> str:
     """The state after ``action``, or a 403/409 naming why it may not be taken now."""
     starts, target, who = ACTIONS[action]
+    verb = action.replace("_", " ")
     if role != who:
-        raise ApiError(403, f"only an {who} may {action.replace('_', ' ')}" if who[0] in "aeiou" else f"only a {who} may {action.replace('_', ' ')}",
-                       [("role", f"{role} may not {action}")])
+        raise ApiError(403, f"{verb}: for {who}s only", [("role", f"{role} may not {verb}")])
     if state not in starts:
-        raise ApiError(409, f"a claim that is {state} cannot {action.replace('_', ' ')}",
-                       [("state", f"is {state}; {action} needs one of {sorted(starts)}")])
+        raise ApiError(409, f"a claim that is {state} cannot {verb}",
+                       [("state", f"is {state}; {verb} needs one of {', '.join(sorted(starts))}")])
     return target
 
 

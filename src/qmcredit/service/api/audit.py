@@ -11,7 +11,7 @@ from ..auth import Principal
 from ..db import Database
 from ..models import AuditEvent
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse, MAX_ID
+from .responses import COMMON, MAX_ID, ExactJSONResponse
 from .schemas import PLAIN, AuditOut
 
 router = APIRouter(tags=["audit"])

@@ -20,7 +20,7 @@ from ..errors import ApiError
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures
 from ..models import Claim, Revision, Taxpayer, User
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId, WRITE
+from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
 from .schemas import PLAIN, ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
 
 router = APIRouter(prefix="/claims", tags=["claims"])

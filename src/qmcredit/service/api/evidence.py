@@ -15,7 +15,7 @@ from ..errors import ApiError, not_found
 from ..evaluate import Upload, check_upload_names
 from ..models import Citation, Document, EvidenceRequest, User
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse, RecordId, WRITE
+from .responses import COMMON, WRITE, ExactJSONResponse, RecordId
 from .schemas import PLAIN, DocumentOut, EvidenceRequestIn, EvidenceRequestOut
 
 router = APIRouter(tags=["evidence"])

@@ -13,7 +13,6 @@ import qmcredit
 from ..models import ROLES, STATES
 from ..rules import RULE_IDS
 
-
 #: text without NUL characters (which PostgreSQL refuses to store)
 PLAIN = r"^[^\x00]*$"
 

@@ -13,7 +13,7 @@ from ..db import Database
 from ..errors import ApiError, not_found
 from ..models import CreditWindow, Location, Taxpayer, User
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse, MAX_ID, RecordId, WRITE
+from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
 from .schemas import LedgerOut, LocationOut, TaxpayerIn, TaxpayerOut
 
 router = APIRouter(tags=["taxpayers"])

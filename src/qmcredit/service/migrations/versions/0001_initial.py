@@ -3,11 +3,10 @@ revisions, documents and citations, the ledger, decisions, refund certifications
 requests, and the append-only audit log (triggers refuse UPDATE and DELETE on it).
 
 Revision ID: 0001
-Revises: 
+Revises:
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0001'
 down_revision = None
