@@ -84,3 +84,25 @@ def test_simultaneous_claims_for_one_new_taxpayer_and_one_window_both_stand(live
     assert codes == [201, 201, 201]
     taxpayers = httpx.get(f"{live_office.base}/api/v1/taxpayers", headers={"Authorization": f"Bearer {token}"}).json()
     assert [t["ein"] for t in taxpayers] == ["88-0000001"]
+
+
+def test_simultaneous_amendments_of_one_claim_lose_no_update(live_office):
+    office = live_office.office
+    claim = office.client.post("/api/v1/claims", content=example("01"), headers=office.auth("preparer")).json()
+    barrier = threading.Barrier(4)
+    codes: list[int] = []
+
+    def amend(liability: str) -> None:
+        period = {"start": "2007-01-01", "end": "2007-12-31", "liability": liability, "minimum_tax": "2000.00"}
+        with httpx.Client(base_url=live_office.base, timeout=60, headers=office.auth("preparer")) as client:
+            barrier.wait()
+            codes.append(client.put(f"/api/v1/claims/{claim['id']}/periods/2007-01-01", json=period).status_code)
+
+    threads = [threading.Thread(target=amend, args=(f"{6000 + i}.00",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(codes) <= {200, 409} and 200 in codes
+    revisions = office.client.get(f"/api/v1/claims/{claim['id']}/revisions", headers=office.auth("preparer")).json()
+    assert len(revisions) == 1 + codes.count(200)  # every accepted amendment is a revision, none overwritten

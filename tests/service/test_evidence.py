@@ -42,3 +42,5 @@ def test_documents_are_kept_with_their_hash_and_cite_figures(office):
     assert r.status_code == 422 and r.json()["problems"][0]["location"] == "kind"
     assert office.client.get(f"/api/v1/documents/{doc['id']}", headers=office.auth("preparer2")).status_code == 404
     assert len(office.client.get(f"/api/v1/claims/{cid}/documents", headers=office.auth("examiner")).json()) == 2
+    cited = office.client.get(f"/api/v1/claims/{cid}/documents?figure=credit.year_one", headers=office.auth("examiner")).json()
+    assert [d["id"] for d in cited] == [doc["id"]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, File, Form, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from sqlalchemy import select
@@ -58,10 +58,16 @@ async def attach_document(claim_id: RecordId, file: UploadFile = File(..., descr
 
 
 @router.get("/claims/{claim_id}/documents", response_model=list[DocumentOut], responses=COMMON)
-def list_documents(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+def list_documents(claim_id: RecordId, figure: str | None = Query(None, max_length=200, pattern=PLAIN,
+                                                                   description="only the documents citing this figure"),
+                   who: Principal = Depends(principal), db: Database = Depends(database)):
+    """The claim's documents, or those supporting one figure."""
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
-        docs = session.execute(select(Document).where(Document.claim_id == claim.id).order_by(Document.id)).scalars().all()
+        stmt = select(Document).where(Document.claim_id == claim.id)
+        if figure is not None:
+            stmt = stmt.where(Document.id.in_(select(Citation.document_id).where(Citation.figure == figure)))
+        docs = session.execute(stmt.order_by(Document.id)).scalars().all()
         return ExactJSONResponse([_document_out(session, d) for d in docs])
 
 
