@@ -79,6 +79,15 @@ def test_payroll_uploads_in_every_format_agree(office, tmp_path):
             assert got[key] == embedded["determination"][key], (name, key)
         docs = office.client.get(f"/api/v1/claims/{r.json()['id']}/documents", headers=office.auth("preparer")).json()
         assert docs[0]["kind"] == "payroll_table" and docs[0]["filename"] == name
+    # amending the header keeps the uploaded table; amending with embedded employees drops it
+    cid = r.json()["id"]
+    kept = office.client.put(f"/api/v1/claims/{cid}", content=header, headers=office.auth("preparer"))
+    assert kept.status_code == 200, kept.text
+    assert kept.json()["determination"]["credit"] == embedded["determination"]["credit"]
+    replaced = office.client.put(f"/api/v1/claims/{cid}", content=example("03"), headers=office.auth("preparer"))
+    assert replaced.status_code == 200, replaced.text
+    revs = office.client.get(f"/api/v1/claims/{cid}/revisions", headers=office.auth("preparer")).json()
+    assert [v["payroll_document_id"] is not None for v in revs] == [True, True, False]
 
 
 def test_a_claim_naming_a_table_needs_the_upload(office):

@@ -140,3 +140,9 @@ def test_an_astronomical_amount_is_refused_naming_the_field(office):
 def test_operations_in_year_one_are_refused_naming_the_field(office):
     r = _post_claim(office, example("01").decode().replace('"2004-03-15"', '"0001-01-01"', 1).encode())
     assert r.status_code == 422 and r.json()["problems"][0]["location"] == "location.operations_began"
+
+
+def test_health_and_index_need_no_sign_in(office):
+    assert office.client.get("/api/v1/health").json()["status"] == "ok"
+    assert office.client.get("/").json()["api"] == "/api/v1"
+    assert office.client.get("/openapi.json").status_code == 200

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from sqlalchemy import text
 from starlette.middleware.sessions import SessionMiddleware
 
 import qmcredit
@@ -33,6 +34,17 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
     for module in (claims, evidence, taxpayers, accounts, audit):
         app.include_router(module.router, prefix=API)
     errors.install(app)
+
+    @app.get("/", include_in_schema=False)
+    def index():
+        return {"service": app.title, "api": API, "openapi": "/openapi.json", "docs": "/docs"}
+
+    @app.get(f"{API}/health", tags=["service"], response_model=dict[str, str])
+    def health():
+        """Up, and the database answers (no sign-in needed)."""
+        with db.read() as session:
+            session.execute(text("SELECT 1"))
+        return {"status": "ok", "version": qmcredit.__version__}
 
     @app.exception_handler(BodyTooLarge)
     async def _too_large(_req, _exc):

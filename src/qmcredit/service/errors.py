@@ -42,10 +42,6 @@ def forbidden(message: str, location: str = "role") -> ApiError:
     return ApiError(403, message, [(location, message)])
 
 
-def conflict(message: str, location: str, problem: str) -> ApiError:
-    return ApiError(409, message, [(location, problem)])
-
-
 def _location(loc: tuple) -> str:
     out = ""
     for part in loc:

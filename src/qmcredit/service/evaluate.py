@@ -123,7 +123,7 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
             document = document.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")]) from None
-    if payroll is None and _names_a_table(document):
+    if payroll is None and names_a_table(document):
         raise ClaimError([Problem("payroll", "the claim names a payroll table: upload it with the claim "
                                   "(multipart field 'payroll'); the service never reads files of its own")])
     if payroll is not None:
@@ -161,7 +161,8 @@ def _check_storable(claim: qmcredit.Claim) -> None:
         raise ClaimError(problems)
 
 
-def _names_a_table(document: str) -> bool:
+def names_a_table(document: str | bytes) -> bool:
+    """Whether a claim document is a header naming a payroll table (FORMAT.md)."""
     try:
         doc = exact_json.loads(document)
     except ValueError:

@@ -17,7 +17,7 @@ from ..access import claim_for, require, visible
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError
-from ..evaluate import Evaluation, Upload, evaluate, form313_figures
+from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
 from ..models import Claim, Revision, Taxpayer, User
 from .deps import database, principal
 from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
@@ -193,7 +193,7 @@ async def amend_claim(request: Request, claim_id: RecordId,
     require(who, "preparer", "examiner")
     document, upload = await read_submission(request)
     reuse = None
-    if upload is None:
+    if upload is None and names_a_table(document):  # the amended header keeps the claim's payroll table
         rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
         reuse = rev.payroll_document_id
         revision = revision or rev.number
