@@ -87,3 +87,11 @@ def test_no_server_errors(fuzzed_office, user):
     assert service == []
     if engine:  # visible in the summary, fixed in the engine rather than hidden by the service
         pytest.xfail("server errors raised inside the core engine: " + " | ".join(engine))
+
+
+def test_the_documented_example_claim_is_accepted(fuzzed_office):
+    spec = fuzzed_office.client.get("/openapi.json").json()
+    example = spec["paths"]["/api/v1/claims"]["post"]["requestBody"]["content"]["application/json"]["example"]
+    r = fuzzed_office.client.post("/api/v1/claims", json=example, headers=fuzzed_office.auth("demo-preparer"))
+    assert r.status_code == 201, r.text
+    assert r.json()["determination"]["eligible"] is True

@@ -189,10 +189,30 @@ def claim_document_schemas() -> dict[str, dict]:
     return {**defs, "ClaimEmployee": _EMPLOYEE, "ClaimDocument": schema}
 
 
+#: a small claim, shown in the API's documentation (and tried first by API testers)
+EXAMPLE_CLAIM = {
+    "format": "qmcredit.claim/1",
+    "taxpayer": {"id": "22-3456789", "name": "Delaware River Fabrication Inc.", "tax": "cbt"},
+    "location": {"municipality": "Camden", "address": "1 Market St, Camden NJ", "operations_began": "2004-03-15",
+                 "operations_source": "certificate of occupancy 2004-117"},
+    "employees": [
+        {"id": "E001", "hours": {"2003-06": "160", "2004-04": "160", "2004-05": "152.5", "2005-06": "160"}},
+        {"id": "E002", "basis": "permanent", "hours": {"2004-04": "100", "2004-05": "100", "2004-06": "100"}},
+    ],
+    "periods": [
+        {"start": "2004-01-01", "end": "2004-12-31", "liability": "48000.00", "minimum_tax": "2000.00"},
+        {"start": "2005-01-01", "end": "2005-12-31", "liability": "30000.00", "minimum_tax": "2000.00",
+         "other_credits": [{"name": "Research and development", "amount": "5000.00", "order": "before"}]},
+        {"start": "2006-01-01", "end": "2006-12-31", "liability": "9000.00", "minimum_tax": "2000.00"},
+    ],
+    "options": {},
+}
+
+
 def claim_request_body(description: str) -> dict:
     """The hand-written request body of a route that reads a claim document from the raw body."""
     return {"requestBody": {"required": True, "description": description, "content": {
-        "application/json": {"schema": {"$ref": "#/components/schemas/ClaimDocument"}},
+        "application/json": {"schema": {"$ref": "#/components/schemas/ClaimDocument"}, "example": EXAMPLE_CLAIM},
         "multipart/form-data": {"schema": {
             "type": "object", "required": ["claim"],
             "properties": {
@@ -205,4 +225,5 @@ def claim_request_body(description: str) -> dict:
 
 def period_request_body() -> dict:
     return {"requestBody": {"required": True, "description": "a privilege or reporting period of FORMAT.md (periods[])",
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Period"}}}}}
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Period"},
+                                                             "example": EXAMPLE_CLAIM["periods"][2]}}}}
