@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from .settings import Settings
 
 
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Address to listen on (loopback by default)."),
-    port: int = typer.Option(8313, help="Port to listen on."),
-    database_url: str | None = typer.Option(
-        None, help="SQLAlchemy database URL; default $QMCREDIT_DATABASE_URL, else a SQLite file under ./var/."),
-    seed_examples: bool = typer.Option(
-        True, "--seed-examples/--no-seed-examples",
-        help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens."),
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8313,
+    database_url: Annotated[str | None, typer.Option(
+        help="SQLAlchemy database URL; default $QMCREDIT_DATABASE_URL, else a SQLite file under ./var/.")] = None,
+    seed_examples: Annotated[bool, typer.Option(
+        "--seed-examples/--no-seed-examples",
+        help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens.")] = True,
 ) -> None:
     """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
     import uvicorn
