@@ -106,3 +106,18 @@ def test_simultaneous_amendments_of_one_claim_lose_no_update(live_office):
     assert set(codes) <= {200, 409} and 200 in codes
     revisions = office.client.get(f"/api/v1/claims/{claim['id']}/revisions", headers=office.auth("preparer")).json()
     assert len(revisions) == 1 + codes.count(200)  # every accepted amendment is a revision, none overwritten
+
+
+def test_an_amendment_moves_the_window_only_when_no_other_claim_holds_it(office):
+    h = office.auth("preparer")
+    first = office.client.post("/api/v1/claims", content=example("01"), headers=h).json()
+    moved = office.client.put(f"/api/v1/claims/{first['id']}", content=variant("01", operations_began="2004-05-02"), headers=h)
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["year_one_start"] == "2004-06-01"
+    tp = office.client.get(f"/api/v1/taxpayers/{first['taxpayer_id']}", headers=h).json()
+    assert tp["year_one_start"] == "2004-06-01"
+    second = office.client.post("/api/v1/claims", content=variant("01", operations_began="2004-05-02", address="2 Annex"), headers=h)
+    assert second.status_code == 201
+    again = office.client.put(f"/api/v1/claims/{first['id']}", content=example("01"), headers=h)
+    assert again.status_code == 409 and "E4" in again.json()["problems"][0]["message"]
+    assert office.client.get(f"/api/v1/claims/{first['id']}", headers=h).json()["revision"] == 2
