@@ -70,3 +70,8 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
 
     app.openapi = openapi
     return app
+
+
+def app_from_env() -> FastAPI:
+    """The application as configured by the environment (for ``uvicorn --factory`` and worker processes)."""
+    return create_app(Settings.from_env())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -18,7 +19,8 @@ def serve(
         "--seed-examples/--no-seed-examples",
         help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens.")] = True,
 ) -> None:
-    """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
+    """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json.
+    QMCREDIT_WORKERS=n serves from n processes."""
     import uvicorn
 
     from .app import create_app
@@ -41,4 +43,9 @@ def serve(
         for user, token in seeded.tokens.items():
             typer.echo(f"  {user:10s} Authorization: Bearer {token}")
         typer.echo(f"try: curl -H 'Authorization: Bearer {seeded.tokens['examiner']}' {address}/api/v1/claims")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    workers = int(os.environ.get("QMCREDIT_WORKERS", "1"))
+    if workers > 1:  # worker processes build their own app from the same settings
+        os.environ.update(QMCREDIT_DATABASE_URL=settings.database_url, QMCREDIT_SESSION_SECRET=settings.session_secret)
+        uvicorn.run("qmcredit.service.app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info")
+    else:
+        uvicorn.run(app, host=host, port=port, log_level="info")
