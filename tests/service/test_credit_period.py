@@ -121,3 +121,14 @@ def test_an_amendment_moves_the_window_only_when_no_other_claim_holds_it(office)
     again = office.client.put(f"/api/v1/claims/{first['id']}", content=example("01"), headers=h)
     assert again.status_code == 409 and "E4" in again.json()["problems"][0]["message"]
     assert office.client.get(f"/api/v1/claims/{first['id']}", headers=h).json()["revision"] == 2
+
+
+def test_a_window_no_eligible_claim_holds_can_be_taken_again(office):
+    h = office.auth("preparer")
+    first = office.client.post("/api/v1/claims", content=example("01"), headers=h).json()
+    elsewhere = example("01").decode().replace('"Camden"', '"Trenton"', 1)  # E2: not a qualified municipality
+    r = office.client.put(f"/api/v1/claims/{first['id']}", content=elsewhere, headers=h)
+    assert r.status_code == 200 and r.json()["determination"]["eligible"] is False and r.json()["year_one_start"] is None
+    other = office.client.post("/api/v1/claims", content=variant("01", operations_began="2006-02-20", address="3 New Rd"), headers=h)
+    assert other.status_code == 201, other.text
+    assert other.json()["year_one_start"] == "2006-03-01"

@@ -62,8 +62,9 @@ def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation) ->
 
 def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | None, claim: Claim | None = None) -> None:
     """E4 (52:27BBB-55(d)): one 24-month credit period per taxpayer, across claims and locations.
-    Takes the taxpayer's window when it has none; a different start is refused unless ``claim``
-    is the only claim holding the window (an amendment that moves its own start)."""
+    Takes the taxpayer's window when it has none; a different start is refused while another
+    claim holds the window (one that ``claim``, being amended, holds alone moves with it; one that
+    no claim holds any more, all its claims amended to ineligible, is taken by the new start)."""
     if start is None:
         if claim is not None:
             claim.year_one_start = None
@@ -86,8 +87,9 @@ def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | 
                 "across all claims and locations",
             )])
         before = window.year_one_start
-        claim.year_one_start = None
-        session.flush()
+        if claim is not None:
+            claim.year_one_start = None  # release the composite key before the window moves
+            session.flush()
         window.year_one_start = start
         session.flush()
         record(session, who, "credit_window.move", "taxpayer", tp.id, {"year_one_start": before.isoformat()},
