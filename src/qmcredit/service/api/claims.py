@@ -184,7 +184,7 @@ def get_revision(claim_id: RecordId, number: RecordId, who: Principal = Depends(
 
 
 @router.put("/{claim_id}", response_model=ClaimOut, responses=WRITE,
-            openapi_extra=claim_request_body("the amended claim document; without a new payroll table the claim's current one is kept"))
+            openapi_extra=claim_request_body("the amended claim document; a header naming a payroll table keeps the claim's table unless a new one is sent"))
 async def amend_claim(request: Request, claim_id: RecordId,
                       reason: str = Query("amended", max_length=2000, pattern=PLAIN, description="why the claim is amended"),
                       revision: int | None = Query(None, ge=1, le=MAX_ID, description="the revision amended; refused (409) if the claim moved on"),
