@@ -97,3 +97,8 @@ def test_people_sign_in_with_a_password_session_and_make_tokens(office):
     assert client.delete("/api/v1/session").status_code == 204
     assert client.get("/api/v1/me").status_code == 401
     assert client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"}).json()["username"] == "person"
+    with office.db.read() as s:
+        token_id = s.execute(select(ApiToken.id).where(ApiToken.name == "script")).scalar_one()
+    assert client.delete(f"/api/v1/tokens/{token_id}", headers=office.auth("examiner")).status_code == 404  # not theirs
+    assert client.delete(f"/api/v1/tokens/{token_id}", headers={"Authorization": f"Bearer {token}"}).status_code == 204
+    assert client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401

@@ -44,3 +44,5 @@ def test_documents_are_kept_with_their_hash_and_cite_figures(office):
     assert len(office.client.get(f"/api/v1/claims/{cid}/documents", headers=office.auth("examiner")).json()) == 2
     cited = office.client.get(f"/api/v1/claims/{cid}/documents?figure=credit.year_one", headers=office.auth("examiner")).json()
     assert [d["id"] for d in cited] == [doc["id"]]
+    evidence = office.client.get(f"/api/v1/claims/{cid}", headers=office.auth("auditor")).json()["evidence"]
+    assert evidence["location.operations_began"] == [doc["id"]] and len(evidence["employee:N0"]) == 1

@@ -28,6 +28,10 @@ def fuzzed_office(request, tmp_path_factory):
         office.db.dispose()
 
 
+#: not fuzzed: revoking the fuzzer's own token would sign it out for the operations after it
+KEEPS_SIGN_IN = {"DELETE /api/v1/tokens/{token_id}"}
+
+
 def _fuzz(office, user: str) -> tuple[list[str], list[str], int]:
     """Run every operation of the published schema with generated requests as ``user``. Returns the
     server errors found, split into the service's own and those raised inside the core engine
@@ -38,7 +42,10 @@ def _fuzz(office, user: str) -> tuple[list[str], list[str], int]:
     engine: list[str] = []
     sent = 0
     for result in api.get_all_operations():
-        sent += _fuzz_operation(result.ok(), office.auth(user), service, engine)
+        operation = result.ok()
+        if operation.label in KEEPS_SIGN_IN:
+            continue
+        sent += _fuzz_operation(operation, office.auth(user), service, engine)
     return service, engine, sent
 
 

@@ -8,10 +8,10 @@ from sqlalchemy import select
 from ..audit import record
 from ..auth import Principal, issue_token, password_matches
 from ..db import Database
-from ..errors import ApiError
-from ..models import ApiToken, User
+from ..errors import ApiError, not_found
+from ..models import ApiToken, User, now
 from .deps import database, principal
-from .responses import COMMON, ExactJSONResponse, errors
+from .responses import COMMON, ExactJSONResponse, RecordId, errors
 from .schemas import MeOut, SessionIn, TokenIn, TokenOut
 
 router = APIRouter(tags=["accounts"])
@@ -50,3 +50,16 @@ def new_token(body: TokenIn, who: Principal = Depends(principal), db: Database =
         row_id = session.execute(select(ApiToken.id).where(ApiToken.user_id == user.id).order_by(ApiToken.id.desc())).scalars().first()
         return {"id": row_id, "name": body.name, "token": token}
     return ExactJSONResponse(db.write(work), status_code=201)
+
+
+@router.delete("/tokens/{token_id}", status_code=204, responses=errors(400, 401, 404, 422))
+def revoke_token(token_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """Revoke one of the signed-in user's API tokens; it signs in no more."""
+    def work(session):
+        row = session.get(ApiToken, token_id)
+        if row is None or row.user_id != who.id:
+            raise not_found("token", token_id)
+        if row.revoked_at is None:
+            row.revoked_at = now()
+            record(session, who, "token.revoke", "api_token", row.id, {"revoked_at": None}, {"revoked_at": row.revoked_at.isoformat()})
+    db.write(work)

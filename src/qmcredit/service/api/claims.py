@@ -18,7 +18,7 @@ from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
-from ..models import Claim, Revision, Taxpayer, User
+from ..models import Citation, Claim, Document, Revision, Taxpayer, User
 from .deps import database, principal
 from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
 from .schemas import PLAIN, ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
@@ -58,10 +58,16 @@ def claim_out(session, claim: Claim, explain: bool = False) -> dict:
     det = exact_json.loads(rev.determination)
     if not explain:
         det.pop("explanation", None)
+    cited: dict[str, list[int]] = {}
+    for figure, document_id in session.execute(
+            select(Citation.figure, Citation.document_id).join(Document, Document.id == Citation.document_id)
+            .where(Document.claim_id == claim.id).order_by(Citation.id)):
+        cited.setdefault(figure, []).append(document_id)
     return {"id": claim.id, "taxpayer_id": tp.id, "taxpayer_ein": tp.ein, "location_id": claim.location_id,
             "state": claim.state, "revision": claim.revision,
             "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None,
-            "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(), "determination": det}
+            "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(),
+            "evidence": cited, "determination": det}
 
 
 def _respond(db: Database, claim_id: int, status: int = 200, explain: bool = False) -> ExactJSONResponse:

@@ -33,6 +33,7 @@ class ClaimOut(BaseModel):
     year_one_start: date | None = Field(description="E4: first day of the taxpayer's credit period this claim holds")
     created_at: datetime
     updated_at: datetime
+    evidence: dict[str, list[int]] = Field(description="B1: for each figure cited, the documents that support it")
     determination: dict[str, Any] = Field(description="the determination JSON, as `qmcredit compute --json` prints it")
 
 
