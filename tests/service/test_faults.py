@@ -146,3 +146,20 @@ def test_health_and_index_need_no_sign_in(office):
     assert office.client.get("/api/v1/health").json()["status"] == "ok"
     assert office.client.get("/").json()["api"] == "/api/v1"
     assert office.client.get("/openapi.json").status_code == 200
+
+
+def test_a_real_server_keeps_serving_after_bad_requests(live_office):
+    import httpx
+
+    from .conftest import UPLOAD_LIMIT
+
+    auth = live_office.office.auth("preparer")
+    with httpx.Client(base_url=live_office.base, timeout=30, headers=auth) as client:
+        assert client.post("/api/v1/claims", content=b"x" * (UPLOAD_LIMIT + 1)).status_code == 413
+        bad_multipart = client.post("/api/v1/claims", content=b"--b\r\nnot a part",
+                                    headers={"content-type": "multipart/form-data; boundary=b"})
+        assert 400 <= bad_multipart.status_code < 500
+        assert client.post("/api/v1/claims", content=b"{", headers={"content-type": "application/json"}).status_code == 422
+        assert client.get("/api/v1/claims/0").status_code == 422
+        r = client.post("/api/v1/claims", content=example("02"), headers={"content-type": "application/json"})
+        assert r.status_code == 201
