@@ -1,0 +1,83 @@
+"""``qmcredit batch`` and ``qmcredit synth``: thin shells over ``engine.run`` and ``synth.write``.
+
+Typer-compatible functions (the main CLI registers them as commands). A progress bar of rows and
+claims shows on a terminal and stays quiet otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..problems import ClaimError
+from . import engine, synth as synthetic
+
+_err = Console(stderr=True)
+
+
+@contextmanager
+def _progress(total_claims: int | None, label: str):
+    """``advance(rows, claims)`` of a rich bar on a terminal (silent otherwise); ``advance.start(n)``
+    sets the number of claims."""
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rows]:,} rows"),
+        TimeElapsedColumn(), console=_err, disable=not _err.is_terminal, transient=False,
+    ) as progress:
+        task = progress.add_task(label, total=total_claims, rows=0)
+
+        def advance(rows: int, claims: int) -> None:
+            progress.update(task, advance=claims, rows=progress.tasks[task].fields["rows"] + rows)
+
+        advance.start = lambda n: progress.update(task, total=n)
+        yield advance
+
+
+def batch(
+    claims: Annotated[Path, typer.Argument(help="Claims table (.parquet or .csv), one row per claim: the header fields of docs/batch.md.")],
+    payroll: Annotated[Path, typer.Argument(help="Payroll table (.parquet or .csv): claim_id, employee_id, month, hours, basis, ownership_interest, owner_relation.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: claims.parquet, ledger.parquet, summary.json (and determinations.jsonl).")],
+    periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv): claim_id and one row per privilege or reporting period.")] = None,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="Also write determinations.jsonl: each claim's full determination, as `qmcredit compute` gives it.")] = False,
+    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address, e.g. tcp://10.0.0.5:8786 (workdir must be shared storage).")] = None,
+    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows per claim-hash partition: bounds memory (about 1 GB per million rows at peak).")] = engine.DEFAULT_ROWS_PER_PARTITION,
+    workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
+) -> None:
+    """Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."""
+    try:
+        with _progress(None, "claims") as advance:
+            if workers or scheduler:
+                from .distributed import cluster, dask_map
+
+                with cluster(scheduler, workers) as client:
+                    n = len(client.scheduler_info()["workers"])
+                    summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
+                                         min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance, on_start=advance.start)
+            else:
+                summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
+                                     workdir=workdir, on_progress=advance, on_start=advance.start)
+    except ClaimError as e:
+        _err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(summary.to_dict(), indent=2))
+
+
+def synth(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: claims, periods and payroll tables.")],
+    claims: Annotated[int, typer.Option(help="Number of claims (firms); about 250 payroll rows each on average.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Random seed: the same seed gives the same tables.")] = 1,
+    kind: Annotated[str, typer.Option(help="Table format: parquet or csv.")] = "parquet",
+    invalid_share: Annotated[float, typer.Option(help="Share of claims drawn to carry bad header or payroll data.")] = 0.03,
+) -> None:
+    """Write a realistic synthetic claims table, periods table and payroll table."""
+    if kind not in ("parquet", "csv"):
+        raise typer.BadParameter("kind must be parquet or csv")
+    with _progress(claims, "synth") as advance:
+        paths = synthetic.write(out, claims, seed, kind=kind, invalid_share=invalid_share, on_chunk=lambda c, r: advance(r, c))
+    typer.echo(json.dumps({k: str(v) for k, v in paths.items()}, indent=2))

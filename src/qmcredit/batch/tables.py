@@ -1,0 +1,160 @@
+"""The batch inputs (docs/batch.md): a claims table, an optional periods table, one payroll table.
+
+Every column is read as text, so no hours or money pass through a binary float; a Parquet column
+of another type is cast to text. A claims-table row becomes the claim header of FORMAT.md
+(``qmcredit.claim/1``) as a plain document, which the core's ``ClaimHeader`` then validates: the
+batch never judges a header field itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..loaders import parse_json
+from ..payroll import RAW_COLUMNS
+from ..problems import ClaimError, Problem
+
+#: claims-table column -> (object, field) of the FORMAT.md header; ``options`` and ``periods``
+#: hold JSON text.
+CLAIM_FIELDS = {
+    "taxpayer_id": ("taxpayer", "id"),
+    "taxpayer_name": ("taxpayer", "name"),
+    "tax": ("taxpayer", "tax"),
+    "uez_benefit": ("taxpayer", "uez_benefit"),
+    "earlier_credit_period_start": ("taxpayer", "earlier_credit_period_start"),
+    "municipality": ("location", "municipality"),
+    "address": ("location", "address"),
+    "operations_began": ("location", "operations_began"),
+    "operations_source": ("location", "operations_source"),
+    "as_of": (None, "as_of"),
+}
+JSON_COLUMNS = ("options", "periods")
+PERIOD_FIELDS = (
+    "start", "end", "liability", "minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts",
+    "s_corporation", "group_payroll_5m",
+)
+BOOLEAN_FIELDS = ("uez_benefit", "s_corporation", "group_payroll_5m")
+PAYROLL_COLUMNS = ("claim_id", *RAW_COLUMNS)
+
+_TRUE = ("true", "t", "yes", "y", "1")
+_FALSE = ("false", "f", "no", "n", "0")
+
+
+def kind_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise ClaimError([Problem(str(path), "unknown table kind; use a .csv or .parquet file")])
+
+
+def scan_text(path: Path) -> pl.LazyFrame:
+    """A table as text columns with lower-case names (CSV read without inference, Parquet cast)."""
+    if kind_of(path) == "csv":
+        lf = pl.scan_csv(path, infer_schema=False)
+    else:
+        lf = pl.scan_parquet(path)
+    names = lf.collect_schema().names()
+    return lf.select(pl.col(n).cast(pl.Utf8).alias(n.strip().lower()) for n in names)
+
+
+def first_line(path: Path) -> int:
+    """The number a person gives the first data row: line 2 of a CSV (after its header), row 1 of
+    Parquet."""
+    return 2 if kind_of(path) == "csv" else 1
+
+
+def _value(field: str, text: str | None) -> Any:
+    """Table text -> the header document's value; a bad flag stays text so validation names it."""
+    if text is None or text.strip() == "":
+        return None
+    if field in BOOLEAN_FIELDS:
+        low = text.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+    return text
+
+
+def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
+    if text is None or text.strip() == "":
+        return None
+    try:
+        return parse_json(text)
+    except ClaimError as e:
+        problems += [Problem(column, f"{p.location}: {p.message}") for p in e.problems]
+        return None
+
+
+def period_doc(row: dict, problems: list[Problem], where: str) -> dict:
+    doc = {f: v for f in PERIOD_FIELDS if (v := _value(f, row.get(f))) is not None}
+    credits = _json(f"{where}.other_credits", row.get("other_credits"), problems)
+    if credits is not None:
+        doc["other_credits"] = credits
+    return doc
+
+
+def header_doc(row: dict, periods: list[dict] | None) -> tuple[dict, list[Problem]]:
+    """One claims-table row (and its periods-table rows, in table order) -> a FORMAT.md header
+    document, plus the problems of its JSON columns."""
+    problems: list[Problem] = []
+    doc: dict[str, Any] = {"taxpayer": {}, "location": {}}
+    for column, (obj, field) in CLAIM_FIELDS.items():
+        value = _value(field, row.get(column))
+        if value is not None:
+            (doc[obj] if obj else doc)[field] = value
+    options = _json("options", row.get("options"), problems)
+    if options is not None:
+        doc["options"] = options
+    nested = _json("periods", row.get("periods"), problems)
+    if nested is not None and periods:
+        problems.append(Problem("periods", "given both in the claims table and in the periods table; give them once"))
+    elif nested is not None:
+        doc["periods"] = nested
+    elif periods:
+        doc["periods"] = [period_doc(p, problems, f"periods[{i}]") for i, p in enumerate(periods)]
+    return doc, problems
+
+
+def read_claims(claims: Path, periods: Path | None = None) -> pl.DataFrame:
+    """The claims table with a ``_periods`` column: the claim's periods-table rows (a list of
+    structs, in table order), when a periods table is given."""
+    table = scan_text(claims).collect()
+    if "claim_id" not in table.columns:
+        raise ClaimError([Problem(str(claims), "missing column claim_id; see docs/batch.md")])
+    unknown = [c for c in table.columns if c not in ("claim_id", *CLAIM_FIELDS, *JSON_COLUMNS)]
+    if unknown:
+        raise ClaimError([Problem(str(claims), f"unknown column(s) {', '.join(unknown)}; see docs/batch.md")])
+    table = table.with_columns(pl.col("claim_id").str.strip_chars())
+    if periods is None:
+        return table
+    ptable = scan_text(periods).collect()
+    unknown = [c for c in ptable.columns if c not in ("claim_id", *PERIOD_FIELDS, "other_credits")]
+    if "claim_id" not in ptable.columns or unknown:
+        raise ClaimError([Problem(str(periods), f"needs claim_id and the period columns of docs/batch.md; unknown: {', '.join(unknown) or 'none'}")])
+    nested = (
+        ptable.with_columns(pl.col("claim_id").str.strip_chars())
+        .group_by("claim_id", maintain_order=True)
+        .agg(pl.struct(pl.exclude("claim_id")).alias("_periods"))
+    )
+    return table.join(nested, on="claim_id", how="left", maintain_order="left")
+
+
+def scan_payroll(path: Path) -> pl.LazyFrame:
+    """The payroll table as text, with ``_line``: the row's number in the file as a person counts
+    it (for the problems of B1 and of bad rows)."""
+    lf = scan_text(path)
+    names = lf.collect_schema().names()
+    missing = [c for c in ("claim_id", "employee_id", "month", "hours") if c not in names]
+    if missing:
+        raise ClaimError([Problem(str(path), f"missing column(s) {', '.join(missing)}; a payroll table has columns {', '.join(PAYROLL_COLUMNS)}")])
+    return (
+        lf.select(c for c in PAYROLL_COLUMNS if c in names)
+        .with_columns(pl.col("claim_id").str.strip_chars())
+        .with_row_index("_line", offset=first_line(path))
+    )

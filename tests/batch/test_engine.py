@@ -1,0 +1,90 @@
+"""The batch path decides every claim exactly as the single-claim path does (one code path)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from qmcredit.batch import engine
+
+from .conftest import CLAIMS
+
+
+def run(generated, kind, out, **kw):
+    paths = generated[kind]
+    return engine.run(paths["claims"], paths["payroll"], out, periods=paths["periods"], jsonl=True, **kw)
+
+
+def lines(out) -> dict[str, dict]:
+    with open(out / "determinations.jsonl", encoding="utf-8") as f:
+        return {d["claim_id"]: d for d in map(json.loads, f)}
+
+
+def test_batch_equals_single_claim_decide_including_invalid(generated, oracle, tmp_path):
+    summary = run(generated, "parquet", tmp_path)
+    got = lines(tmp_path)
+    assert set(got) == set(oracle) and len(got) == CLAIMS
+    mismatched = [cid for cid in oracle if got[cid] != oracle[cid]]
+    assert not mismatched, (mismatched[:3], got[mismatched[0]], oracle[mismatched[0]])
+    invalid = {cid for cid, d in oracle.items() if "error" in d}
+    assert 20 < len(invalid) < CLAIMS // 4  # the generator makes some of every kind, and not too many
+    assert summary.invalid == len(invalid) and summary.decided == CLAIMS - len(invalid)
+
+
+def test_key_figures_are_the_determinations_figures(generated, oracle, tmp_path):
+    run(generated, "parquet", tmp_path)
+    claims = pl.read_parquet(tmp_path / "claims.parquet")
+    ledger = pl.read_parquet(tmp_path / "ledger.parquet")
+    assert claims.height == CLAIMS and claims.get_column("claim_id").is_sorted()
+    periods = ledger.partition_by("claim_id", as_dict=True, maintain_order=True)
+    for row in claims.iter_rows(named=True):
+        want = oracle[row["claim_id"]]
+        if "error" in want:
+            assert row["status"] == "invalid" and json.loads(row["problems"]) == want["problems"]
+            continue
+        assert row["status"] == "decided" and row["eligible"] == want["eligible"]
+        assert [row["average_base"], row["average_year_one"], row["average_year_two"]] == list(want["average_positions"].values())
+        assert [row["new_year_one"], row["new_year_two"]] == list(want["new_positions"].values())
+        assert [row["credit_year_one"], row["credit_year_two"]] == list(want["credit"].values())
+        assert (row["sustained_effort_ratio"], row["refund"], row["carried_forward"]) == (want["sustained_effort_ratio"], want["refund"], want["carried_forward"])
+        mine = periods.get((row["claim_id"],))
+        got = [] if mine is None else [
+            {**r, "start": r["start"].isoformat(), "end": r["end"].isoformat()} for r in mine.drop("claim_id", "period").iter_rows(named=True)
+        ]
+        assert got == [{k: p[k] for k in ("start", "end", "allowed", "room", "applied", "refund", "forfeited", "carried_forward")} for p in want["periods"]]
+
+
+def test_bad_rows_are_reported_not_dropped(generated, oracle, tmp_path):
+    summary = run(generated, "parquet", tmp_path)
+    claims = pl.read_parquet(tmp_path / "claims.parquet")
+    row_problems = claims.filter(pl.col("problems").str.contains("payroll.parquet line"))
+    assert row_problems.height > 0 and summary.bad_rows >= row_problems.height
+    assert summary.claims == summary.decided + summary.invalid == CLAIMS
+    assert json.loads((tmp_path / "summary.json").read_text())["bad_rows"] == summary.bad_rows
+
+
+def test_csv_input_and_partitions_give_the_same_outputs(generated, tmp_path):
+    run(generated, "parquet", tmp_path / "one")
+    run(generated, "csv", tmp_path / "csv", rows_per_partition=50_000)
+    for name in ("claims.parquet", "ledger.parquet"):
+        a = pl.read_parquet(tmp_path / "one" / name)
+        b = pl.read_parquet(tmp_path / "csv" / name)
+        if name == "claims.parquet":  # the same bad rows, named by CSV line instead of Parquet row
+            b = b.with_columns(pl.col("problems").str.replace_all(r"payroll\.csv line (\d+)", "ROW"))
+            a = a.with_columns(pl.col("problems").str.replace_all(r"payroll\.parquet line (\d+)", "ROW"))
+        assert a.equals(b), name
+
+
+def test_payroll_rows_of_unknown_claims_are_counted(tmp_path):
+    claims = tmp_path / "claims.csv"
+    claims.write_text(
+        "claim_id,taxpayer_id,tax,municipality,operations_began,periods\n"
+        'A,22-1,cbt,Camden,2004-03-15,"[{""start"": ""2005-01-01"", ""end"": ""2005-12-31"", ""liability"": ""1000.00"", ""minimum_tax"": ""500.00""}]"\n'
+    )
+    payroll = tmp_path / "payroll.csv"
+    payroll.write_text("claim_id,employee_id,month,hours\nA,E1,2004-05,160\nZ,E1,2004-05,160\nA,E2,2004-05,lots\n")
+    summary = engine.run(claims, payroll, tmp_path / "out", jsonl=True)
+    assert (summary.orphan_rows, summary.orphan_claims, summary.bad_rows, summary.invalid) == (1, ["Z"], 1, 1)
+    (line,) = lines(tmp_path / "out").values()
+    assert line["problems"] == [{"location": "payroll.csv line 4", "message": "hours: 'lots' is not a number of hours; write e.g. 152.5"}]
