@@ -1,0 +1,167 @@
+"""Load test of the claims office on loopback: concurrent claim submissions against a real server.
+
+Starts ``qmcredit.service.cli.serve`` (uvicorn, one process) on 127.0.0.1 with a fresh database,
+posts ``--claims`` distinct claims (the bundled example 01 under new taxpayer ids) from
+``--concurrency`` client threads, then checks that every request was answered, none with a 5xx,
+and that every claim is stored. Bounded in count and in time (``--deadline`` seconds).
+
+    .venv/bin/python benchmarks/service_load.py --claims 400 --concurrency 16
+    .venv/bin/python benchmarks/service_load.py --database-url postgresql+psycopg://postgres@127.0.0.1:55433/postgres
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "01-expansion-cap-carryforward.claim.json"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(database_url: str, workdir: str) -> tuple[subprocess.Popen, str, str]:
+    """The office as ``qmcredit serve`` runs it; returns the process, its address and the preparer's token."""
+    port = free_port()
+    code = ("from qmcredit.service.cli import serve; "
+            f"serve(host='127.0.0.1', port={port}, database_url={database_url!r}, seed_examples=True)")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    token, deadline = None, time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        m = re.search(r"preparer\s+Authorization: Bearer (\S+)", line)
+        token = m.group(1) if m else token
+        if "Uvicorn running" in line or "Application startup complete" in line:
+            break
+    if token is None:
+        proc.kill()
+        raise RuntimeError("the server did not start")
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # keep its pipe drained
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            httpx.get(f"{base}/openapi.json", timeout=2)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    return proc, base, token
+
+
+def run(base: str, token: str, claims: int, concurrency: int, deadline: float) -> dict:
+    template = EXAMPLE.read_text()
+    ein = json.loads(template)["taxpayer"]["id"]
+    bodies = [template.replace(f'"{ein}"', f'"77-{i:07d}"', 1).encode() for i in range(claims)]
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    errors: list[str] = []
+    lock = threading.Lock()
+    next_index = iter(range(claims))
+    stop_at = time.monotonic() + deadline
+
+    def worker() -> None:
+        with httpx.Client(base_url=base, timeout=60, headers={"Authorization": f"Bearer {token}",
+                                                               "content-type": "application/json"}) as client:
+            while time.monotonic() < stop_at:
+                with lock:
+                    i = next(next_index, None)
+                if i is None:
+                    return
+                t0 = time.perf_counter()
+                try:
+                    r = client.post("/api/v1/claims", content=bodies[i])
+                    code = r.status_code
+                except httpx.HTTPError as e:
+                    code = 0
+                    with lock:
+                        errors.append(f"{type(e).__name__}: {e}")
+                elapsed = time.perf_counter() - t0
+                with lock:
+                    latencies.append(elapsed)
+                    statuses[code] = statuses.get(code, 0) + 1
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    stored = httpx.get(f"{base}/api/v1/claims?limit=1000&offset=0", headers={"Authorization": f"Bearer {token}"}, timeout=60).json()
+    stored_new = sum(1 for c in stored if c["taxpayer_ein"].startswith("77-"))
+    if claims > 1000 - 6:
+        stored_new = None
+    lat = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+
+    return {
+        "claims": claims, "concurrency": concurrency, "sent": len(lat), "statuses": statuses, "errors": errors[:5],
+        "stored": stored_new, "wall_s": round(wall, 2), "throughput_per_s": round(len(lat) / wall, 1),
+        "p50_ms": round(pct(0.50), 1), "p95_ms": round(pct(0.95), 1), "p99_ms": round(pct(0.99), 1),
+        "max_ms": round(lat[-1] * 1000, 1) if lat else None,
+        "lost": claims - statuses.get(201, 0), "server_errors": sum(n for c, n in statuses.items() if c >= 500),
+    }
+
+
+@contextmanager
+def fresh_database(url: str | None, work: str):
+    """A SQLite file in ``work``, or a new schema on the PostgreSQL server ``url`` (dropped after)."""
+    if url is None:
+        yield f"sqlite:///{work}/load.sqlite3"
+        return
+    from sqlalchemy import create_engine, text
+
+    schema = f"load_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--claims", type=int, default=400)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--deadline", type=float, default=300.0, help="stop sending after this many seconds")
+    ap.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temporary folder")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as work, fresh_database(args.database_url, work) as url:
+        proc, base, token = start_server(url, work)
+        try:
+            result = run(base, token, args.claims, args.concurrency, args.deadline)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    result["database"] = url.split(":", 1)[0].split("+", 1)[0]
+    print(json.dumps(result))
+    return 0 if result["lost"] == 0 and result["server_errors"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

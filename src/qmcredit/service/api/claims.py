@@ -1,0 +1,279 @@
+"""Claims: filing, reading, amending (whole document or one period), Form 313 figures, revisions,
+and the workflow steps (submit, review, decision, refund certification)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy import select
+from starlette.datastructures import UploadFile
+
+from qmcredit import ClaimError, Problem
+
+from .. import claims, exact_json
+from ..access import claim_for, require, visible
+from ..auth import Principal
+from ..db import Database
+from ..errors import ApiError
+from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
+from ..models import Citation, Claim, Document, Revision, Taxpayer, User
+from .deps import database, principal
+from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
+from .schemas import PLAIN, ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
+
+router = APIRouter(prefix="/claims", tags=["claims"])
+
+
+async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
+    """The claim document (raw bytes, parsed later with exact numbers) and its payroll upload, from
+    a JSON body or a multipart form with fields ``claim`` and ``payroll``."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype in ("", "application/json") or ctype.endswith("+json"):
+        return await request.body(), None
+    if ctype not in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        raise ApiError(415, "send the claim as application/json, or as multipart/form-data with a payroll table",
+                       [("header.content-type", f"{ctype!r} is not accepted")])
+    form = await request.form(max_files=2, max_fields=4)
+    unknown = [k for k in form.keys() if k not in ("claim", "payroll")]
+    if unknown:
+        raise ApiError(422, "unknown form fields", [(f"form.{k}", "unknown field; send claim and payroll") for k in unknown])
+    claim = form.get("claim")
+    if claim is None:
+        raise ApiError(422, "the claim document is missing", [("form.claim", "is required")])
+    document = await claim.read() if isinstance(claim, UploadFile) else str(claim).encode("utf-8")
+    payroll = form.get("payroll")
+    if payroll is not None and not isinstance(payroll, UploadFile):
+        raise ApiError(422, "the payroll must be a file", [("form.payroll", "send the table as a file part with its name")])
+    upload = None
+    if payroll is not None:
+        upload = Upload(payroll.filename or "payroll", payroll.content_type or "application/octet-stream", await payroll.read())
+    return document, upload
+
+
+def claim_out(session, claim: Claim, explain: bool = False) -> dict:
+    tp = session.get(Taxpayer, claim.taxpayer_id)
+    rev = claims.current_revision(session, claim)
+    det = exact_json.loads(rev.determination)
+    if not explain:
+        det.pop("explanation", None)
+    cited: dict[str, list[int]] = {}
+    for figure, document_id in session.execute(
+            select(Citation.figure, Citation.document_id).join(Document, Document.id == Citation.document_id)
+            .where(Document.claim_id == claim.id).order_by(Citation.id)):
+        cited.setdefault(figure, []).append(document_id)
+    return {"id": claim.id, "taxpayer_id": tp.id, "taxpayer_ein": tp.ein, "location_id": claim.location_id,
+            "state": claim.state, "revision": claim.revision,
+            "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None,
+            "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(),
+            "evidence": cited, "determination": det}
+
+
+def _respond(db: Database, claim_id: int, status: int = 200, explain: bool = False) -> ExactJSONResponse:
+    with db.read() as session:
+        return ExactJSONResponse(claim_out(session, session.get(Claim, claim_id), explain), status_code=status)
+
+
+EXPLAIN = Query(False, description="include the explanation trace (B1), down to each employee-month")
+
+
+@router.post("", status_code=201, response_model=ClaimOut, responses=WRITE,
+             openapi_extra=claim_request_body("a claim document; with multipart, its payroll table too"))
+async def file_claim(request: Request, submit: bool = Query(False, description="submit at once instead of keeping a draft"),
+                     explain: bool = EXPLAIN, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """File a claim: it is decided at once and stored with its determination."""
+    require(who, "preparer")
+    document, upload = await read_submission(request)
+    ev = await run_in_threadpool(evaluate, document, upload)
+    claim = await run_in_threadpool(db.write, lambda s: claims.create(s, who, ev, submit))
+    return await run_in_threadpool(_respond, db, claim.id, 201, explain)
+
+
+@router.get("", response_model=list[ClaimSummary], responses=COMMON)
+def list_claims(state: str | None = Query(None, max_length=20, pattern=PLAIN), taxpayer_id: int | None = Query(None, ge=1, le=MAX_ID),
+                limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_ID),
+                who: Principal = Depends(principal), db: Database = Depends(database)):
+    with db.read() as session:
+        stmt = visible(select(Claim, Taxpayer).join(Taxpayer, Taxpayer.id == Claim.taxpayer_id), who)
+        if state is not None:
+            stmt = stmt.where(Claim.state == state)
+        if taxpayer_id is not None:
+            stmt = stmt.where(Claim.taxpayer_id == taxpayer_id)
+        rows = session.execute(stmt.order_by(Claim.id).limit(limit).offset(offset)).all()
+        return ExactJSONResponse([{
+            "id": c.id, "taxpayer_id": t.id, "taxpayer_ein": t.ein, "location_id": c.location_id, "state": c.state,
+            "revision": c.revision, "year_one_start": c.year_one_start.isoformat() if c.year_one_start else None,
+            "updated_at": c.updated_at.isoformat()} for c, t in rows])
+
+
+@router.get("/{claim_id}", response_model=ClaimOut, responses=COMMON)
+def get_claim(claim_id: RecordId, explain: bool = EXPLAIN, who: Principal = Depends(principal), db: Database = Depends(database)):
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        return ExactJSONResponse(claim_out(session, claim, explain))
+
+
+@router.get("/{claim_id}/determination", responses=COMMON,
+            response_model=dict, response_description="the determination JSON, as `qmcredit compute --json` prints it")
+def get_determination(claim_id: RecordId, explain: bool = Query(True, description="include the explanation trace (B1)"),
+                      who: Principal = Depends(principal), db: Database = Depends(database)):
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        det = exact_json.loads(claims.current_revision(session, claim).determination)
+    if not explain:
+        det.pop("explanation", None)
+    return ExactJSONResponse(det)
+
+
+def _stored(db: Database, who: Principal, claim_id: int, number: int | None = None) -> tuple[Revision, Upload | None]:
+    """A revision of a claim ``who`` may see (the current one by default) and its payroll upload."""
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        rev = session.execute(select(Revision).where(
+            Revision.claim_id == claim.id, Revision.number == (number or claim.revision))).scalar_one_or_none()
+        if rev is None:
+            raise ApiError(404, f"claim {claim_id} has no revision {number}", [("number", f"claim has revisions 1..{claim.revision}")])
+        return rev, claims.payroll_of(session, rev)
+
+
+def _stored_evaluation(db: Database, who: Principal, claim_id: int) -> Evaluation:
+    rev, payroll = _stored(db, who, claim_id)
+    return evaluate(rev.document, payroll)
+
+
+@router.get("/{claim_id}/form313", response_model=list[dict], responses=COMMON)
+def get_form313(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """Form 313 figures (Parts I-V), one entry per privilege or reporting period."""
+    return ExactJSONResponse(form313_figures(_stored_evaluation(db, who, claim_id)))
+
+
+@router.get("/{claim_id}/form313/{period_start}", response_model=dict, responses=COMMON)
+def get_form313_period(claim_id: RecordId, period_start: date, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """Form 313 figures of the period that starts on ``period_start``."""
+    ev = _stored_evaluation(db, who, claim_id)
+    starts = [p.start for p in ev.header.periods]
+    if period_start not in starts:
+        raise ApiError(404, f"the claim has no period starting {period_start}",
+                       [("period_start", f"periods start on {', '.join(d.isoformat() for d in starts) or 'no day'}")])
+    return ExactJSONResponse(form313_figures(ev)[starts.index(period_start)])
+
+
+@router.get("/{claim_id}/revisions", response_model=list[RevisionOut], responses=COMMON)
+def list_revisions(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """The claim's history: every revision with its author and reason (amendments keep the past)."""
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        rows = session.execute(select(Revision, User.username).join(User, User.id == Revision.author_id)
+                               .where(Revision.claim_id == claim.id).order_by(Revision.number)).all()
+        return ExactJSONResponse([_revision_out(r, author) for r, author in rows])
+
+
+def _revision_out(r: Revision, author: str, full: bool = False) -> dict:
+    out = {"number": r.number, "reason": r.reason, "author": author, "created_at": r.created_at.isoformat(),
+           "payroll_document_id": r.payroll_document_id}
+    if full:
+        out["document"] = exact_json.loads(r.document)
+        out["determination"] = exact_json.loads(r.determination)
+    return out
+
+
+@router.get("/{claim_id}/revisions/{number}", response_model=RevisionOut, responses=COMMON)
+def get_revision(claim_id: RecordId, number: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        row = session.execute(select(Revision, User.username).join(User, User.id == Revision.author_id)
+                              .where(Revision.claim_id == claim.id, Revision.number == number)).first()
+        if row is None:
+            raise ApiError(404, f"claim {claim_id} has no revision {number}", [("number", f"claim has revisions 1..{claim.revision}")])
+        return ExactJSONResponse(_revision_out(row[0], row[1], full=True))
+
+
+@router.put("/{claim_id}", response_model=ClaimOut, responses=WRITE,
+            openapi_extra=claim_request_body("the amended claim document; a header naming a payroll table keeps the claim's table unless a new one is sent"))
+async def amend_claim(request: Request, claim_id: RecordId,
+                      reason: str = Query("amended", max_length=2000, pattern=PLAIN, description="why the claim is amended"),
+                      revision: int | None = Query(None, ge=1, le=MAX_ID, description="the revision amended; refused (409) if the claim moved on"),
+                      who: Principal = Depends(principal), db: Database = Depends(database)):
+    """Amend the whole claim: a new revision, recomputed; earlier revisions stay in the history."""
+    require(who, "preparer", "examiner")
+    document, upload = await read_submission(request)
+    reuse = None
+    if upload is None and names_a_table(document):  # the amended header keeps the claim's payroll table
+        rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
+        reuse = rev.payroll_document_id
+        revision = revision or rev.number
+    ev = await run_in_threadpool(evaluate, document, upload)
+    await run_in_threadpool(db.write, lambda s: claims.amend(s, who, claim_id, ev, reason, base_revision=revision, reuse_payroll_id=reuse))
+    return await run_in_threadpool(_respond, db, claim_id)
+
+
+async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Database, change, reason: str):
+    require(who, "preparer", "examiner")
+    body = await request.body()
+    try:
+        period = exact_json.loads(body)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ClaimError([Problem("period", f"not valid JSON: {e}")]) from None
+    if not isinstance(period, dict):
+        raise ClaimError([Problem("period", "must be a JSON object with start, end and liability")])
+    rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
+    doc = exact_json.loads(rev.document)
+    doc["periods"] = change(list(doc.get("periods") or []), period)
+    ev = await run_in_threadpool(evaluate, exact_json.dumps(doc), upload)
+    await run_in_threadpool(db.write, lambda s: claims.amend(
+        s, who, claim_id, ev, reason, base_revision=rev.number, reuse_payroll_id=rev.payroll_document_id))
+    return await run_in_threadpool(_respond, db, claim_id)
+
+
+@router.post("/{claim_id}/periods", response_model=ClaimOut, responses=WRITE, openapi_extra=period_request_body())
+async def add_period(request: Request, claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """File the next return: add the period that follows the last one (the carryforward goes on)."""
+    def append(periods: list, period: dict) -> list:
+        return periods + [period]
+    return await _amend_periods(request, claim_id, who, db, append, "next period's return filed")
+
+
+@router.put("/{claim_id}/periods/{period_start}", response_model=ClaimOut, responses=WRITE, openapi_extra=period_request_body())
+async def amend_period(request: Request, claim_id: RecordId, period_start: date,
+                       who: Principal = Depends(principal), db: Database = Depends(database)):
+    """Amend a past period: the periods after it are recomputed; the earlier figures stay in the history."""
+    def replace(periods: list, period: dict) -> list:
+        starts = [str(p.get("start")) for p in periods if isinstance(p, dict)]
+        if period_start.isoformat() not in starts:
+            raise ApiError(404, f"the claim has no period starting {period_start}",
+                           [("period_start", f"periods start on {', '.join(starts) or 'no day'}")])
+        return [period if isinstance(p, dict) and str(p.get("start")) == period_start.isoformat() else p for p in periods]
+    return await _amend_periods(request, claim_id, who, db, replace, f"period {period_start} amended")
+
+
+def _step(db: Database, who: Principal, claim_id: int, action: str) -> ExactJSONResponse:
+    db.write(lambda s: claims.move(s, who, claim_id, action))
+    return _respond(db, claim_id)
+
+
+@router.post("/{claim_id}/submit", response_model=ClaimOut, responses=WRITE)
+def submit_claim(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """draft → submitted (the preparer)."""
+    return _step(db, who, claim_id, "submit")
+
+
+@router.post("/{claim_id}/review", response_model=ClaimOut, responses=WRITE)
+def start_review(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """submitted → under_review (an examiner)."""
+    return _step(db, who, claim_id, "start_review")
+
+
+@router.post("/{claim_id}/decision", response_model=ClaimOut, responses=WRITE)
+def decide_claim(claim_id: RecordId, body: DecisionIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """under_review → approved, adjusted (after the examiner's amendment) or denied, with reasons citing rule ids."""
+    reasons = [r.model_dump() for r in body.reasons]
+    db.write(lambda s: claims.decide(s, who, claim_id, body.outcome, reasons))
+    return _respond(db, claim_id)
+
+
+@router.post("/{claim_id}/refund-certification", response_model=ClaimOut, responses=WRITE)
+def certify_refund(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+    """approved or adjusted → refund_certified: the refundable part (R1) certified as an overpayment."""
+    db.write(lambda s: claims.certify_refund(s, who, claim_id))
+    return _respond(db, claim_id)

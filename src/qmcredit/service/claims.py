@@ -1,0 +1,233 @@
+"""Claims in the database: filing, amending, the examiner's review and the refund certification.
+Each function is one unit of work, run by ``Database.write`` as a single transaction, and writes
+its audit event in that same transaction."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from . import exact_json, ledger, workflow
+from .access import claim_for, require
+from .audit import record
+from .auth import Principal
+from .errors import ApiError, forbidden
+from .evaluate import Evaluation, Upload
+from .models import Claim, CreditWindow, Decision, Document, Location, RefundCertification, Revision, Taxpayer, now
+from .rules import check_reasons
+
+
+def snapshot(claim: Claim, result: dict | None = None) -> dict:
+    """What the audit log keeps of a claim before and after a change."""
+    out = {"state": claim.state, "revision": claim.revision,
+           "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None}
+    if result is not None:
+        out |= {k: result.get(k) for k in ("eligible", "credit", "refund", "carried_forward")}
+    return out
+
+
+def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> Taxpayer:
+    t = ev.header.taxpayer
+    tp = session.execute(select(Taxpayer).where(Taxpayer.ein == t.id)).scalar_one_or_none()
+    if tp is None:
+        if who.role != "preparer":
+            raise forbidden("only a preparer files a claim for a new taxpayer")
+        tp = Taxpayer(ein=t.id, name=t.name, tax=t.tax, preparer_id=who.id)
+        session.add(tp)
+        session.flush()
+        record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
+    elif who.role == "preparer" and tp.preparer_id != who.id:
+        raise forbidden(f"taxpayer {t.id} is another preparer's client", "taxpayer.id")
+    return tp
+
+
+def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation) -> Location:
+    loc = ev.header.location
+    row = session.execute(select(Location).where(
+        Location.taxpayer_id == tp.id, Location.municipality == loc.municipality, Location.address == loc.address,
+    )).scalar_one_or_none()
+    if row is None:
+        row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address,
+                       operations_began=loc.operations_began, operations_source=loc.operations_source)
+        session.add(row)
+        session.flush()
+        record(session, who, "location.create", "location", row.id, None,
+               {"taxpayer_id": tp.id, "municipality": row.municipality, "address": row.address})
+    return row
+
+
+def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | None, claim: Claim | None = None) -> None:
+    """E4 (52:27BBB-55(d)): one 24-month credit period per taxpayer, across claims and locations.
+    Takes the taxpayer's window when it has none; a different start is refused while another
+    claim holds the window (one that ``claim``, being amended, holds alone moves with it; one that
+    no claim holds any more, all its claims amended to ineligible, is taken by the new start)."""
+    if start is None:
+        if claim is not None:
+            claim.year_one_start = None
+        return
+    window = session.get(CreditWindow, tp.id, with_for_update=True)
+    if window is None:
+        session.add(CreditWindow(taxpayer_id=tp.id, year_one_start=start))
+        session.flush()  # a concurrent first claim for this taxpayer fails here; the retry sees its window
+        record(session, who, "credit_window.take", "taxpayer", tp.id, None, {"year_one_start": start.isoformat()})
+    elif window.year_one_start != start:
+        others = session.execute(select(func.count()).select_from(Claim).where(
+            Claim.taxpayer_id == tp.id, Claim.year_one_start.is_not(None),
+            *([Claim.id != claim.id] if claim is not None else []),
+        )).scalar_one()
+        if others:
+            raise ApiError(409, f"E4: taxpayer {tp.ein} already has its single 24-month credit period", [(
+                "location.operations_began",
+                f"E4 (52:27BBB-55(d)): credit year one of this claim would start {start.isoformat()[:7]}, but taxpayer "
+                f"{tp.ein}'s credit period starts {window.year_one_start.isoformat()[:7]}; a taxpayer has one credit period, "
+                "across all claims and locations",
+            )])
+        before = window.year_one_start
+        if claim is not None:
+            claim.year_one_start = None  # release the composite key before the window moves
+            session.flush()
+        window.year_one_start = start
+        session.flush()
+        record(session, who, "credit_window.move", "taxpayer", tp.id, {"year_one_start": before.isoformat()},
+               {"year_one_start": start.isoformat()})
+    if claim is not None:
+        claim.year_one_start = start
+
+
+def _payroll_document(session: Session, who: Principal, claim: Claim, upload: Upload | None) -> int | None:
+    if upload is None:
+        return None
+    doc = Document(claim_id=claim.id, kind="payroll_table", filename=upload.filename, media_type=upload.media_type,
+                   sha256=upload.sha256, size=len(upload.content), content=upload.content, uploaded_by=who.id,
+                   description="payroll table the determination was computed from")
+    session.add(doc)
+    session.flush()
+    record(session, who, "document.add", "document", doc.id, None,
+           {"claim_id": claim.id, "kind": doc.kind, "filename": doc.filename, "sha256": doc.sha256})
+    return doc.id
+
+
+def _revision(session: Session, who: Principal, claim: Claim, ev: Evaluation, reason: str, payroll_id: int | None) -> Revision:
+    rev = Revision(claim_id=claim.id, number=claim.revision, document=ev.document, payroll_document_id=payroll_id,
+                   determination=ev.determination_json, reason=reason, author_id=who.id)
+    session.add(rev)
+    session.flush()
+    ledger.store(session, claim, rev, ev.result)
+    return rev
+
+
+def create(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Claim:
+    """File a new claim (a draft, or submitted at once)."""
+    require(who, "preparer")
+    tp = _taxpayer(session, who, ev)
+    loc = _location(session, who, tp, ev)
+    start = ev.year_one_start
+    _claim_window(session, who, tp, start)
+    claim = Claim(taxpayer_id=tp.id, location_id=loc.id, year_one_start=start,
+                  state="submitted" if submit else "draft", revision=1, created_by=who.id)
+    session.add(claim)
+    session.flush()
+    _revision(session, who, claim, ev, "filed", _payroll_document(session, who, claim, ev.payroll))
+    record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, ev.result))
+    return claim
+
+
+def current_revision(session: Session, claim: Claim) -> Revision:
+    return session.execute(select(Revision).where(
+        Revision.claim_id == claim.id, Revision.number == claim.revision)).scalar_one()
+
+
+def payroll_of(session: Session, revision: Revision) -> Upload | None:
+    if revision.payroll_document_id is None:
+        return None
+    doc = session.get(Document, revision.payroll_document_id)
+    return Upload(doc.filename, doc.media_type, doc.content)
+
+
+def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reason: str, *,
+          base_revision: int | None = None, reuse_payroll_id: int | None = None) -> Claim:
+    """A new revision: the claim recomputed from an amended document (a past period corrected, next
+    year's return added, or the examiner's adjustment). Earlier revisions and their ledger stay.
+    ``base_revision``: the revision the amendment was made from; refused if the claim moved on."""
+    require(who, "preparer", "examiner")
+    claim, tp = claim_for(session, who, claim_id, lock=True)
+    if ev.header.taxpayer.id != tp.ein:
+        raise ApiError(422, "an amendment keeps the claim's taxpayer",
+                       [("taxpayer.id", f"is {ev.header.taxpayer.id!r}; this claim is taxpayer {tp.ein!r}'s")])
+    if base_revision is not None and base_revision != claim.revision:
+        raise ApiError(409, "the claim changed meanwhile; amend its newest revision",
+                       [("revision", f"amended revision {base_revision}, the claim is at {claim.revision}")])
+    before = snapshot(claim)
+    claim.state = workflow.state_after_amendment(claim.state, who.role)
+    _claim_window(session, who, tp, ev.year_one_start, claim)
+    claim.location_id = _location(session, who, tp, ev).id
+    claim.revision += 1
+    claim.updated_at = now()
+    payroll_id = reuse_payroll_id if reuse_payroll_id is not None else _payroll_document(session, who, claim, ev.payroll)
+    _revision(session, who, claim, ev, reason, payroll_id)
+    record(session, who, "claim.amend", "claim", claim.id, before, snapshot(claim, ev.result) | {"reason": reason})
+    return claim
+
+
+def move(session: Session, who: Principal, claim_id: int, action: str) -> Claim:
+    """submit, start_review: a step of the workflow with no decision attached."""
+    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    before = snapshot(claim)
+    claim.state = workflow.next_state(claim.state, action, who.role)
+    claim.updated_at = now()
+    record(session, who, f"claim.{action}", "claim", claim.id, before, snapshot(claim))
+    return claim
+
+
+def decide(session: Session, who: Principal, claim_id: int, outcome: str, reasons: list[dict]) -> Claim:
+    """The examiner's outcome, approved, adjusted or denied, with reasons citing rule ids."""
+    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    action = {"approved": "approve", "adjusted": "adjust", "denied": "deny"}[outcome]
+    before = snapshot(claim)
+    claim.state = workflow.next_state(claim.state, action, who.role)
+    check_reasons(outcome, reasons)
+    rev = current_revision(session, claim)
+    if outcome == "adjusted" and rev.author_id != who.id:
+        raise ApiError(409, "an adjustment decides a revision the examiner made: amend the claim first",
+                       [("outcome", "the current revision is the preparer's; amend it, or approve or deny it")])
+    session.add(Decision(claim_id=claim.id, revision_id=rev.id, outcome=outcome, reasons=json.dumps(reasons), examiner_id=who.id))
+    claim.updated_at = now()
+    record(session, who, f"claim.{action}", "claim", claim.id, before, snapshot(claim) | {"reasons": reasons})
+    return claim
+
+
+def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
+    """R1 (52:27BBB-55(c)(2)): certify the refundable part of the year-one credit as an overpayment
+    for the period in which credit year two ends."""
+    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    before = snapshot(claim)
+    claim.state = workflow.next_state(claim.state, "certify_refund", who.role)
+    rev = current_revision(session, claim)
+    result = exact_json.loads(rev.determination)
+    refunds = [p for p in result.get("periods") or [] if p.get("refund") and Decimal(p["refund"]) > 0]
+    if not refunds:
+        raise ApiError(409, "this claim has no refundable part to certify (R1)",
+                       [("determination.refund", f"is {result.get('refund')}")])
+    certified = {c.period_start: c.amount for c in session.execute(
+        select(RefundCertification).where(RefundCertification.claim_id == claim.id)).scalars()}
+    for p in refunds:
+        start, amount = date.fromisoformat(p["start"]), Decimal(p["refund"])
+        if start in certified:
+            if certified[start] != amount:
+                raise ApiError(409, "a refund was already certified for this period with another amount", [(
+                    "determination.refund",
+                    f"{certified[start]} was certified for the period starting {start}; the current revision says {amount}: "
+                    "the difference is settled outside this claim (an assessment or a further overpayment)")])
+            continue
+        session.add(RefundCertification(
+            taxpayer_id=claim.taxpayer_id, claim_id=claim.id, revision_id=rev.id, period_start=start,
+            period_end=date.fromisoformat(p["end"]), amount=amount, examiner_id=who.id))
+    claim.updated_at = now()
+    session.flush()
+    record(session, who, "claim.certify_refund", "claim", claim.id, before,
+           snapshot(claim) | {"refunds": [{"period_start": p["start"], "amount": p["refund"]} for p in refunds]})
+    return claim

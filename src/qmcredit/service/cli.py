@@ -1,0 +1,51 @@
+"""``qmcredit serve``: run the claims office (wired into the main CLI by ``qmcredit.cli``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from .settings import Settings
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8313,
+    database_url: Annotated[str | None, typer.Option(
+        help="SQLAlchemy database URL; default $QMCREDIT_DATABASE_URL, else a SQLite file under ./var/.")] = None,
+    seed_examples: Annotated[bool, typer.Option(
+        "--seed-examples/--no-seed-examples",
+        help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens.")] = True,
+) -> None:
+    """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json.
+    QMCREDIT_WORKERS=n serves from n processes."""
+    import uvicorn
+
+    from .app import create_app
+    from .db import Database
+    from .seed import DEMO_PASSWORD, seed
+
+    settings = Settings.from_env(database_url=database_url)
+    db = Database(settings.database_url)
+    app = create_app(settings, db)
+    address = f"http://{host}:{port}"
+    typer.echo(f"qmcredit claims office: {address}/api/v1  (OpenAPI: {address}/openapi.json, docs: {address}/docs)")
+    typer.echo(f"database: {db.engine.url.render_as_string(hide_password=True)}")
+    if seed_examples:
+        seeded = seed(db)
+        for name in seeded.filed:
+            typer.echo(f"filed example claim {name}")
+        for line in seeded.skipped:
+            typer.echo(f"skipped example {line}")
+        typer.echo(f"demo users (password {DEMO_PASSWORD!r}) and their API tokens for this run:")
+        for user, token in seeded.tokens.items():
+            typer.echo(f"  {user:10s} Authorization: Bearer {token}")
+        typer.echo(f"try: curl -H 'Authorization: Bearer {seeded.tokens['examiner']}' {address}/api/v1/claims")
+    workers = int(os.environ.get("QMCREDIT_WORKERS", "1"))
+    if workers > 1:  # worker processes build their own app from the same settings
+        os.environ.update(QMCREDIT_DATABASE_URL=settings.database_url, QMCREDIT_SESSION_SECRET=settings.session_secret)
+        uvicorn.run("qmcredit.service.app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info")
+    else:
+        uvicorn.run(app, host=host, port=port, log_level="info")

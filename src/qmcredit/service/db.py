@@ -1,0 +1,105 @@
+"""The database connection: engine, schema migrations (Alembic), and one transaction per change.
+
+SQLite (the default) serialises writers: every transaction begins ``IMMEDIATE`` so two
+submissions never interleave, and waits (``busy_timeout``) instead of failing. PostgreSQL runs
+them concurrently; the unique and foreign keys of ``models`` settle any race, and ``write``
+retries the whole unit of work once such a key refused it, so the retry sees what won.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import TypeVar
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+T = TypeVar("T")
+
+
+def make_engine(url: str, begin: str = "BEGIN IMMEDIATE") -> Engine:
+    """An engine; for SQLite, ``begin`` is the statement that opens each transaction."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_connect(dbapi_conn, _record):
+            dbapi_conn.isolation_level = None  # let the "begin" hook below issue BEGIN itself
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=60000")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn):
+            conn.exec_driver_sql(begin)
+
+        return engine
+    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def alembic_config(engine: Engine) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    return cfg
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema up to the newest migration."""
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+class Database:
+    """The engine and its sessions; ``write`` runs a unit of work as one transaction."""
+
+    def __init__(self, url: str):
+        self.engine = make_engine(url)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite readers open a plain (deferred) transaction: in WAL mode they never wait for a writer.
+        self.read_engine = make_engine(url, "BEGIN") if self.engine.dialect.name == "sqlite" else self.engine
+        self.read_sessions = sessionmaker(self.read_engine, expire_on_commit=False)
+        # SQLite has one writer at a time: queue this process's writers on a lock, which wakes the
+        # next at once, rather than on SQLite's busy handler, which polls with growing sleeps.
+        self._writers = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()
+
+    @contextmanager
+    def read(self):
+        """A session for reading only: closing it rolls back whatever it began."""
+        with self.read_sessions() as session:
+            yield session
+
+    def write(self, work: Callable[[Session], T], retries: int = 2) -> T:
+        """Run ``work(session)`` in one transaction: all of it is committed or none of it.
+        A unique or foreign key that refused a row written concurrently reruns the work, which
+        then sees the winner's rows and answers accordingly."""
+        for attempt in range(retries + 1):
+            try:
+                with self._writers, self.sessions() as session, session.begin():
+                    return work(session)
+            except (IntegrityError, OperationalError) as exc:
+                if attempt == retries or not _retryable(exc):
+                    raise
+        raise AssertionError("unreachable")
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        self.read_engine.dispose()
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, IntegrityError):
+        return True
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "deadlock" in text or "could not serialize" in text or "database is locked" in text

@@ -1,0 +1,192 @@
+"""The service's one door into the engine: load a claim document (and its payroll table), call
+``qmcredit.decide``, and hand back what is to be stored. No database here, no HTTP: a submission
+is decided before its transaction opens, so a slow decision never holds a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from fractions import Fraction
+from functools import cached_property
+from pathlib import PurePath
+from typing import Any
+
+import polars as pl
+
+import qmcredit
+from qmcredit import ClaimError, Problem
+
+from . import exact_json
+
+#: payroll table kinds by file name ending (FORMAT.md, "The payroll table"); JSON is a list of rows.
+PAYROLL_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".json": "json"}
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file as received: its name, media type and bytes."""
+
+    filename: str
+    media_type: str
+    content: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.content).hexdigest()
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A decided claim: the exact document, the engine's claim and determination, and the facts the
+    database keys on (taxpayer, location, credit period)."""
+
+    document: str
+    claim: qmcredit.Claim
+    determination: qmcredit.Determination
+    payroll: Upload | None
+
+    @property
+    def header(self):
+        return self.claim.header
+
+    @cached_property
+    def determination_json(self) -> str:
+        """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it."""
+        return self.determination.to_json(explain=True)
+
+    @cached_property
+    def result(self) -> dict:
+        return exact_json.loads(self.determination_json)
+
+    @property
+    def year_one_start(self) -> date | None:
+        """E4: the first day of credit year one, when the claim is eligible (an ineligible claim
+        allows no credit and so takes no credit period)."""
+        if not self.result["eligible"]:
+            return None
+        start = ((self.result.get("windows") or {}).get("year_one") or {}).get("start")
+        return date.fromisoformat(start) if start else None
+
+
+def check_upload_names(upload: Upload, location: str) -> None:
+    """A file's name and media type are stored as text: no NUL characters."""
+    if "\x00" in upload.filename or "\x00" in upload.media_type:
+        raise ClaimError([Problem(location, "the file name or media type contains a NUL character")])
+
+
+def payroll_kind(upload: Upload) -> str:
+    kind = PAYROLL_KINDS.get(PurePath(upload.filename or "").suffix.lower())
+    if kind is None:
+        raise ClaimError([Problem("payroll", f"{upload.filename!r}: name the file .csv, .parquet, .xlsx or .json")])
+    return kind
+
+
+def read_payroll(upload: Upload) -> pl.DataFrame:
+    """The raw payroll table of an upload; a JSON upload is a list of row objects."""
+    kind = payroll_kind(upload)
+    if kind != "json":
+        return qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename)
+    try:
+        rows = exact_json.loads(upload.content)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ClaimError([Problem("payroll", f"{upload.filename!r} is not valid JSON: {e}")]) from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ClaimError([Problem("payroll", f"{upload.filename!r} must be a JSON list of row objects")])
+    columns = ("employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation")
+    problems = [Problem(f"payroll[{i}].{k}", f"unknown column; a payroll row has {', '.join(columns)}")
+                for i, r in enumerate(rows) for k in r if k not in columns]
+    if problems:
+        raise ClaimError(problems)
+    data = {c: [_cell(r.get(c)) for r in rows] for c in columns}
+    return pl.DataFrame(data, schema={c: pl.Utf8 for c in columns}).with_columns(
+        pl.format(f"{upload.filename} row {{}}", pl.int_range(1, len(rows) + 1)).alias("source")
+    )
+
+
+def _cell(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, Decimal):
+        return format(v, "f")
+    return str(v) if isinstance(v, (int, str)) else exact_json.dumps(v)
+
+
+def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation:
+    """Validate and decide. Raises ``ClaimError`` (every problem, each naming its field)."""
+    if isinstance(document, bytes):
+        try:
+            document = document.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")]) from None
+    if payroll is None and names_a_table(document):
+        raise ClaimError([Problem("payroll", "the claim names a payroll table: upload it with the claim "
+                                  "(multipart field 'payroll'); the service never reads files of its own")])
+    if payroll is not None:
+        check_upload_names(payroll, "payroll")
+    table = read_payroll(payroll) if payroll is not None else None
+    claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
+    _check_storable(claim)
+    return Evaluation(document, claim, qmcredit.decide(claim), payroll)
+
+
+#: the largest amount the ledger stores (whole cents in a signed 64-bit integer, with room to add)
+LARGEST_AMOUNT = Decimal(10) ** 15
+
+
+def _check_storable(claim: qmcredit.Claim) -> None:
+    """What the database keys on must be storable: amounts up to ``LARGEST_AMOUNT`` dollars, text
+    without NUL characters. Refused naming the field."""
+    problems = []
+    t, loc = claim.header.taxpayer, claim.header.location
+    for where, value in (("taxpayer.id", t.id), ("taxpayer.name", t.name), ("taxpayer.tax", t.tax),
+                         ("location.municipality", loc.municipality), ("location.address", loc.address),
+                         ("location.operations_source", loc.operations_source)):
+        if "\x00" in value:
+            problems.append(Problem(where, "contains a NUL character"))
+    for i, period in enumerate(claim.header.periods):
+        for name in ("liability", "minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts"):
+            value = getattr(period, name)
+            if value is not None and value > LARGEST_AMOUNT:
+                problems.append(Problem(f"periods[{i}].{name}", f"{value} is more than the office keeps ({LARGEST_AMOUNT:,} dollars)"))
+        for j, credit in enumerate(period.other_credits):
+            if credit.amount > LARGEST_AMOUNT:
+                problems.append(Problem(f"periods[{i}].other_credits[{j}].amount",
+                                        f"{credit.amount} is more than the office keeps ({LARGEST_AMOUNT:,} dollars)"))
+    if problems:
+        raise ClaimError(problems)
+
+
+def names_a_table(document: str | bytes) -> bool:
+    """Whether a claim document is a header naming a payroll table (FORMAT.md)."""
+    try:
+        doc = exact_json.loads(document)
+    except ValueError:
+        return False  # the engine reports the syntax error, with its line and column
+    return isinstance(doc, dict) and doc.get("payroll") is not None
+
+
+def form313_figures(evaluation: Evaluation) -> list[dict]:
+    """Form 313, Parts I-V, one entry per privilege period; every amount as a string."""
+    from qmcredit.form313 import form313
+
+    return plain(form313(evaluation.claim, evaluation.determination))
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready: exact numbers as strings, dates as ISO text."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (Decimal, Fraction)):
+        return str(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float):
+        raise TypeError("a binary float reached the service's output")
+    return value

@@ -1,0 +1,41 @@
+"""JSON that keeps money and hours exact: parsed into ``Decimal``, written back digit for digit."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON with every non-integer number as ``Decimal`` (never a binary float)."""
+    return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
+
+
+def dumps(value: Any) -> str:
+    """Write JSON; a ``Decimal`` is written as the number it holds, digit for digit."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{value} is not a finite number")
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        raise TypeError("binary floats are never written: use Decimal")
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(dumps(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")

@@ -1,0 +1,71 @@
+"""The taxpayer's ledger as the engine determined it: per period and year of origin (Part V of
+Form 313), what was allowed, applied, refunded, forfeited and carried forward."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .models import Claim, LedgerEntry, RefundCertification, Revision
+
+
+def entries(result: dict) -> list[dict]:
+    """Ledger rows of a determination (FORMAT.md ``periods[].detail.origins``). Periods still
+    pending (their months not yet known) have none."""
+    rows = []
+    for p in result.get("periods") or []:
+        if p.get("applied") is None:
+            continue
+        for origin, o in ((p.get("detail") or {}).get("origins") or {}).items():
+            rows.append({
+                "period_start": date.fromisoformat(p["start"]), "period_end": date.fromisoformat(p["end"]),
+                "origin": origin, "allowed": Decimal(o["allowed"]), "applied": Decimal(o["applied"]),
+                "refund": Decimal(o["refund"]), "forfeited": Decimal(o["forfeited"]),
+                "carried_forward": Decimal(o["closing"]),
+            })
+    return rows
+
+
+def store(session: Session, claim: Claim, revision: Revision, result: dict) -> None:
+    for row in entries(result):
+        session.add(LedgerEntry(taxpayer_id=claim.taxpayer_id, claim_id=claim.id, revision_id=revision.id, **row))
+
+
+def current(session: Session, taxpayer_id: int) -> dict:
+    """The ledger of the taxpayer's claims as their current revisions stand, with the refunds
+    certified; the balance left by year of origin is what next year's return starts from."""
+    rows = session.execute(
+        select(LedgerEntry).join(Revision, Revision.id == LedgerEntry.revision_id)
+        .join(Claim, (Claim.id == Revision.claim_id) & (Claim.revision == Revision.number))
+        .where(LedgerEntry.taxpayer_id == taxpayer_id)
+        .order_by(LedgerEntry.period_start, LedgerEntry.claim_id, LedgerEntry.origin)
+    ).scalars().all()
+    certified = session.execute(
+        select(RefundCertification).where(RefundCertification.taxpayer_id == taxpayer_id)
+        .order_by(RefundCertification.period_start)
+    ).scalars().all()
+    balance: dict[tuple[int, str], Decimal] = {}
+    forfeited = Decimal("0.00")
+    for r in rows:
+        balance[(r.claim_id, r.origin)] = r.carried_forward
+        forfeited += r.forfeited
+    by_origin: dict[str, Decimal] = {}
+    for (_claim, origin), amount in balance.items():
+        by_origin[origin] = by_origin.get(origin, Decimal("0.00")) + amount
+    return {
+        "entries": [{
+            "claim_id": r.claim_id, "period_start": r.period_start.isoformat(), "period_end": r.period_end.isoformat(),
+            "origin": r.origin, "allowed": str(r.allowed), "applied": str(r.applied), "refund": str(r.refund),
+            "forfeited": str(r.forfeited), "carried_forward": str(r.carried_forward),
+        } for r in rows],
+        "carryforward_by_origin": {k: str(v) for k, v in sorted(by_origin.items())},
+        "forfeited": str(forfeited),
+        "refunds_certified": [{
+            "claim_id": c.claim_id, "revision_id": c.revision_id, "period_start": c.period_start.isoformat(),
+            "period_end": c.period_end.isoformat(), "amount": str(c.amount), "certified_at": c.created_at.isoformat(),
+        } for c in certified],
+        "refund_certified_total": str(sum((c.amount for c in certified), Decimal("0.00"))),
+    }

@@ -1,0 +1,63 @@
+"""Demo data: users of each role, and the bundled example claims filed as example taxpayers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+import qmcredit
+from qmcredit import ClaimError
+
+from . import claims
+from .auth import Principal, create_user, issue_token
+from .db import Database
+from .errors import ApiError
+from .evaluate import evaluate
+from .models import Claim, User
+
+DEMO_PASSWORD = "qmcredit-demo"
+DEMO_USERS = (("preparer", "preparer"), ("preparer2", "preparer"), ("examiner", "examiner"), ("auditor", "auditor"))
+
+
+@dataclass(frozen=True)
+class Seeded:
+    tokens: dict[str, str]
+    filed: list[str]
+    skipped: list[str]
+
+
+def example_files() -> list[Path]:
+    """``examples/*.claim.json`` of the source tree (or of the working directory)."""
+    for root in (Path(qmcredit.__file__).resolve().parents[2], Path.cwd()):
+        found = sorted((root / "examples").glob("*.claim.json"))
+        if found:
+            return found
+    return []
+
+
+def seed(db: Database, files: list[Path] | None = None) -> Seeded:
+    """Create the demo users if missing, file the examples once, and issue each user a fresh token
+    (tokens are stored hashed, so they are new at every start)."""
+    def users(session):
+        tokens = {}
+        for name, role in DEMO_USERS:
+            user = session.execute(select(User).where(User.username == name)).scalar_one_or_none()
+            if user is None:
+                user = create_user(session, name, role, DEMO_PASSWORD)
+            tokens[name] = issue_token(session, user, "demo")
+        preparer = session.execute(select(User).where(User.username == "preparer")).scalar_one()
+        first_time = session.execute(select(func.count()).select_from(Claim)).scalar_one() == 0
+        return tokens, Principal(preparer.id, preparer.username, preparer.role), first_time
+
+    tokens, preparer, first_time = db.write(users)
+    filed, skipped = [], []
+    for path in (files if files is not None else example_files()) if first_time else []:
+        try:
+            ev = evaluate(path.read_bytes())
+            db.write(lambda s, ev=ev: claims.create(s, preparer, ev, submit=True))
+            filed.append(path.name)
+        except (ClaimError, ApiError) as e:
+            skipped.append(f"{path.name}: {e}")
+    return Seeded(tokens, filed, skipped)

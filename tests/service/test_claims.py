@@ -1,0 +1,122 @@
+"""Filing and reading claims: the API gives the CLI's determination, exactly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import qmcredit
+
+from .conftest import EXAMPLES, example
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.claim.json")), ids=lambda p: p.name[:2])
+def test_posted_claim_gets_the_cli_determination(office, path):
+    r = office.client.post("/api/v1/claims?explain=true", content=path.read_bytes(),
+                           headers={**office.auth("preparer"), "content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    posted = r.json()
+    # what `qmcredit compute --json` prints for the file: det.to_json() of the loaded claim
+    expected = json.loads(qmcredit.decide(qmcredit.load_claim(path)).to_json())
+    got = dict(posted["determination"])
+    for det in (got, expected):
+        det.pop("claim_id", None)  # the CLI names the file, the service the upload
+    assert got == expected
+    again = office.client.get(f"/api/v1/claims/{posted['id']}?explain=true", headers=office.auth("preparer"))
+    assert again.status_code == 200
+    assert again.json() == posted
+
+
+def test_same_determination_as_the_cli_process(office):
+    path = next(EXAMPLES.glob("01*.claim.json"))
+    cli = subprocess.run([str(Path(sys.executable).with_name("qmcredit")), "compute", "--json", str(path)],
+                         capture_output=True, text=True, check=True)
+    expected = json.loads(cli.stdout.splitlines()[0])
+    got = office.client.post("/api/v1/claims?explain=true", content=path.read_bytes(), headers=office.auth("preparer")).json()
+    det = dict(got["determination"])
+    det.pop("claim_id"), expected.pop("claim_id", None)
+    assert det == expected
+
+
+def test_expected_figures_of_the_shared_example(office):
+    r = office.client.post("/api/v1/claims", content=example("01"), headers=office.auth("preparer"))
+    det = r.json()["determination"]
+    want = json.loads(next(EXAMPLES.glob("01*.expected.json")).read_text())
+    assert det["credit"] == want["credit"] and det["carried_forward"] == want["carried_forward"]
+    assert "explanation" not in det  # only with ?explain=true
+    full = office.client.get(f"/api/v1/claims/{r.json()['id']}/determination", headers=office.auth("preparer")).json()
+    assert full["explanation"]
+
+
+def test_payroll_uploads_in_every_format_agree(office, tmp_path):
+    import polars as pl
+
+    doc = json.loads(example("03"))
+    rows = [{"employee_id": e["id"], "month": m, "hours": str(h), "basis": e.get("basis", "permanent"),
+             "ownership_interest": str(e.get("ownership_interest", False)).lower(), "owner_relation": e.get("owner_relation")}
+            for e in doc.pop("employees") for m, h in e["hours"].items()]
+    doc["payroll"] = "payroll"
+    header = json.dumps(doc)
+    df = pl.DataFrame(rows, schema={k: pl.Utf8 for k in rows[0]})
+    files = {
+        "payroll.csv": df.write_csv().encode(),
+        "payroll.json": json.dumps(rows).encode(),
+    }
+    df.write_parquet(tmp_path / "p.parquet")
+    files["payroll.parquet"] = (tmp_path / "p.parquet").read_bytes()
+    files["payroll.xlsx"] = _xlsx(rows, tmp_path / "p.xlsx")
+    embedded = office.client.post("/api/v1/claims", content=example("03"), headers=office.auth("preparer")).json()
+    for name, content in files.items():
+        r = office.client.post("/api/v1/claims", data={"claim": header}, files={"payroll": (name, content)},
+                               headers=office.auth("preparer"))
+        assert r.status_code == 201, (name, r.text)
+        got = r.json()["determination"]
+        for key in ("average_positions", "new_positions", "credit", "periods", "refund", "carried_forward"):
+            assert got[key] == embedded["determination"][key], (name, key)
+        docs = office.client.get(f"/api/v1/claims/{r.json()['id']}/documents", headers=office.auth("preparer")).json()
+        assert docs[0]["kind"] == "payroll_table" and docs[0]["filename"] == name
+    # amending the header keeps the uploaded table; amending with embedded employees drops it
+    cid = r.json()["id"]
+    kept = office.client.put(f"/api/v1/claims/{cid}", content=header, headers=office.auth("preparer"))
+    assert kept.status_code == 200, kept.text
+    assert kept.json()["determination"]["credit"] == embedded["determination"]["credit"]
+    replaced = office.client.put(f"/api/v1/claims/{cid}", content=example("03"), headers=office.auth("preparer"))
+    assert replaced.status_code == 200, replaced.text
+    revs = office.client.get(f"/api/v1/claims/{cid}/revisions", headers=office.auth("preparer")).json()
+    assert [v["payroll_document_id"] is not None for v in revs] == [True, True, False]
+
+
+def test_a_claim_naming_a_table_needs_the_upload(office):
+    doc = json.loads(example("03"))
+    doc.pop("employees")
+    doc["payroll"] = "/etc/passwd"
+    r = office.client.post("/api/v1/claims", content=json.dumps(doc), headers=office.auth("preparer"))
+    assert r.status_code == 422
+    assert r.json()["problems"][0]["location"] == "payroll"
+
+
+def test_form313_figures_per_period(office):
+    claim = office.client.post("/api/v1/claims", content=example("01"), headers=office.auth("preparer")).json()
+    forms = office.client.get(f"/api/v1/claims/{claim['id']}/form313", headers=office.auth("preparer"))
+    assert forms.status_code == 200, forms.text
+    assert len(forms.json()) == len(claim["determination"]["periods"])
+    one = office.client.get(f"/api/v1/claims/{claim['id']}/form313/2005-01-01", headers=office.auth("preparer"))
+    assert one.status_code == 200 and one.json() == forms.json()[1]
+    missing = office.client.get(f"/api/v1/claims/{claim['id']}/form313/2001-01-01", headers=office.auth("preparer"))
+    assert missing.status_code == 404 and missing.json()["problems"][0]["location"] == "period_start"
+
+
+def _xlsx(rows: list[dict], path) -> bytes:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws.append(list(rows[0]))
+    for row in rows:
+        ws.append(list(row.values()))
+    wb.save(path)
+    return path.read_bytes()

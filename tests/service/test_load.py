@@ -1,0 +1,32 @@
+"""A small run of the load test (benchmarks/service_load.py): concurrent submissions to a real
+server on loopback, none lost, no 5xx. The recorded figures come from longer runs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "service_load.py"
+
+
+def _load_module():
+    spec = importlib.util.spec_from_file_location("service_load", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_concurrent_submissions_are_all_answered_and_stored(tmp_path):
+    load = _load_module()
+    with load.fresh_database(None, str(tmp_path)) as url:
+        proc, base, token = load.start_server(url, str(tmp_path))
+        try:
+            result = load.run(base, token, claims=40, concurrency=8, deadline=120)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert result["statuses"] == {201: 40}
+    assert result["lost"] == 0 and result["server_errors"] == 0 and result["stored"] == 40
