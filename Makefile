@@ -18,6 +18,7 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/qmcredit compute $(DEMO_CLAIM)
+	$(BIN)/qmcredit serve
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

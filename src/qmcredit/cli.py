@@ -113,8 +113,10 @@ def explain(
 def _register_shells() -> None:
     """The other shells' commands: each lives beside the shell it drives."""
     from .batch.cli import batch, synth
+    from .service.cli import serve
     from .web.cli import form313
 
+    app.command()(serve)
     app.command()(form313)
     app.command()(batch)
     app.command()(synth)
