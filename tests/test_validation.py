@@ -108,3 +108,12 @@ def test_bad_json_names_line_and_column():
     with pytest.raises(ClaimError) as e:
         qmcredit.claim_from_json('{"format": "qmcredit.claim/1",\n "taxpayer": }')
     assert e.value.problems[0].location == "line 2 column 14"
+
+
+def test_enumerated_words_ignore_case_and_hours_must_be_keyed_by_month():
+    doc = good()
+    doc["taxpayer"]["tax"] = " CBT "
+    doc["employees"][0]["basis"] = "Permanent"
+    assert qmcredit.decide(qmcredit.claim_from_dict(doc)).eligible
+    assert problems(with_(("employees", 0, "hours"), [160, 160])) == [
+        ("employees[0].hours", "must be an object of hours keyed by calendar month, e.g. {\"2004-05\": 160}")]

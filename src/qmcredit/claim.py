@@ -77,6 +77,11 @@ def _strict_bool(v: Any) -> bool:
     raise ValueError(f"expected true or false, got {v!r}")
 
 
+def _word(v: Any) -> Any:
+    """Enumerated words are matched without regard to case or surrounding spaces ("CBT" is cbt)."""
+    return v.strip().lower() if isinstance(v, str) else v
+
+
 Money = Annotated[Decimal, BeforeValidator(_money)]
 Day = Annotated[date, BeforeValidator(_date)]
 YearMonth = Annotated[str | None, BeforeValidator(_year_month)]
@@ -90,7 +95,7 @@ class _Model(BaseModel):
 class Taxpayer(_Model):
     id: str = Field(min_length=1)
     name: str = ""
-    tax: str = Field(min_length=1, description="cbt or insurance_premiums (E1); any other tax is not eligible")
+    tax: Annotated[str, BeforeValidator(_word)] = Field(min_length=1, description="cbt or insurance_premiums (E1); any other tax is not eligible")
     uez_benefit: Flag = False
     earlier_credit_period_start: YearMonth = None
 
@@ -170,8 +175,8 @@ class ClaimHeader(_Model):
 class Employee(_Model):
     id: str = Field(min_length=1)
     ownership_interest: Flag = False
-    owner_relation: Literal["spouse", "dependant", "ancestor", "descendant"] | None = None
-    basis: Literal["permanent", "temporary", "seasonal"] = "permanent"
+    owner_relation: Annotated[Literal["spouse", "dependant", "ancestor", "descendant"] | None, BeforeValidator(_word)] = None
+    basis: Annotated[Literal["permanent", "temporary", "seasonal"], BeforeValidator(_word)] = "permanent"
     hours: dict[str, Any] = Field(default_factory=dict)
     name: str | None = None
 
@@ -222,6 +227,8 @@ def problems_from_validation(err: ValidationError, prefix: str = "") -> list[Pro
             msg = "is required but missing"
         elif e["type"] == "literal_error":
             msg = f"{msg}; got {e.get('input')!r}"
+        elif e["type"] == "dict_type" and loc and loc[-1] == "hours":
+            msg = "must be an object of hours keyed by calendar month, e.g. {\"2004-05\": 160}"
         where = location_of(loc)
         out.append(Problem(f"{prefix}{where}" if prefix else where, msg))
     return out
