@@ -121,6 +121,8 @@ async def workflow_step(request: Request, claim_id: int, step: str, who: Princip
         if step == "decision" and e.status == 422:
             values = {k: str(form.get(k) or "") for k in ("outcome", "rule", "message")}
             errors = {loc.split(".")[-1].split("[")[0]: msg for loc, msg in e.problems}
+            if "reasons" in errors:  # an adjustment or denial without a reason: the fix is to cite a rule
+                errors.setdefault("rule", errors.pop("reasons"))
             view = await run_in_threadpool(load_claim, db, who, claim_id)
             return _claim_response(request, who, view, 422, {"values": values, "errors": errors, "error": e.error})
         return refusal(request, who, e, back=f"/claims/{claim_id}")
