@@ -130,7 +130,8 @@ def _form_page(request: Request, who: Principal, values: dict, result: dict | No
                status: int = 200):
     fields: dict[str, list[str]] = {}
     for p in (result or {}).get("problems", []):
-        fields.setdefault(p["field"], []).append(p["message"])
+        named = p["location"] == HEADER_FIELDS.get(p["field"]) or p["location"] == p["field"]
+        fields.setdefault(p["field"], []).append(p["message"] if named else f"{p['location']}: {p['message']}")
     return page(request, "new_claim.html", who, status=status, values=values, result=result, field_errors=fields,
                 period_rows=range(PERIOD_ROWS), payroll=payroll,
                 payroll_b64=base64.b64encode(payroll.content).decode() if payroll and result and result["det"] else "")

@@ -16,6 +16,7 @@ from ...service.auth import Principal
 from ...service.errors import ApiError
 from ...service.evaluate import read_payroll
 from ..charts import monthly_chart_svg
+from . import drill
 from .guard import viewer
 from .load import ClaimView, load_claim
 from .render import page, problems_of, refusal
@@ -112,7 +113,7 @@ def compared(filed: dict, what_if: dict) -> list[dict]:
             rows.append((f"Period {p['start']} to {p['end']}: {k.replace('_', ' ')}", p.get(k), q.get(k)))
     rows += [("Refund, total", filed.get("refund"), what_if.get("refund")),
              ("Carried forward, total", filed.get("carried_forward"), what_if.get("carried_forward"))]
-    shown = [(label, "pending" if a is None else str(a), "pending" if b is None else str(b)) for label, a, b in rows]
+    shown = [(label, "pending" if a is None else drill.shown(a), "pending" if b is None else drill.shown(b)) for label, a, b in rows]
     return [{"label": label, "filed": a, "what_if": b, "changed": a != b} for label, a, b in shown]
 
 
