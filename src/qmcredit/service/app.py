@@ -3,13 +3,14 @@ limit, signed sessions and the error handlers."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy import text
 from starlette.middleware.sessions import SessionMiddleware
 
 import qmcredit
+from qmcredit.web import pages
 
 from . import errors
 from .api import accounts, audit, claims, evidence, taxpayers
@@ -35,8 +36,13 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
         app.include_router(module.router, prefix=API)
     errors.install(app)
 
+    app.include_router(pages.router)
+
     @app.get("/", include_in_schema=False)
-    def index():
+    def index(request: Request):
+        """People's browsers go to the pages; programs get the service's addresses as JSON."""
+        if "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse("/claims", status_code=303)
         return {"service": app.title, "api": API, "openapi": "/openapi.json", "docs": "/docs"}
 
     @app.get(f"{API}/health", tags=["service"], response_model=dict[str, str])

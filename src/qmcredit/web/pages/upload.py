@@ -1,0 +1,179 @@
+"""A new claim from a payroll file: the header (a short form, or a header JSON file) and the payroll
+table are read and decided, and the preview shows what was read and every problem found. Nothing is
+stored until the preparer confirms; the confirmed form carries the same file back, decided again."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+import polars as pl
+from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import RedirectResponse
+
+from qmcredit import ClaimError, Problem
+
+from ...service import claims as stored
+from ...service import exact_json
+from ...service.access import require
+from ...service.auth import Principal
+from ...service.errors import ApiError
+from ...service.evaluate import Upload, evaluate, read_payroll
+from .guard import check_csrf, viewer
+from .render import page, problems_of, refusal
+
+router = APIRouter(include_in_schema=False)
+
+PERIOD_ROWS = 4
+PERIOD_FIELDS = ("start", "end", "liability", "minimum_tax")
+HEADER_FIELDS = {"taxpayer_id": "taxpayer.id", "taxpayer_name": "taxpayer.name", "tax": "taxpayer.tax",
+                 "municipality": "location.municipality", "address": "location.address",
+                 "operations_began": "location.operations_began", "operations_source": "location.operations_source"}
+SAMPLE_ROWS = 12
+
+
+def _values(form) -> dict[str, str]:
+    names = [*HEADER_FIELDS, *(f"periods-{i}-{f}" for i in range(PERIOD_ROWS) for f in PERIOD_FIELDS)]
+    return {n: str(form.get(n) or "").strip() for n in names}
+
+
+def header_from_form(values: dict[str, str]) -> tuple[dict, list[int]]:
+    """The claim header the short form describes, and for each period given the form row it came from."""
+    doc = {"format": "qmcredit.claim/1",
+           "taxpayer": {"id": values["taxpayer_id"], "name": values["taxpayer_name"], "tax": values["tax"] or "cbt"},
+           "location": {"municipality": values["municipality"], "address": values["address"],
+                        "operations_began": values["operations_began"] or None,
+                        "operations_source": values["operations_source"]},
+           "periods": []}
+    rows = []
+    for i in range(PERIOD_ROWS):
+        p = {f: values[f"periods-{i}-{f}"] for f in PERIOD_FIELDS if values[f"periods-{i}-{f}"]}
+        if p:
+            doc["periods"].append(p)
+            rows.append(i)
+    return doc, rows
+
+
+def field_of(location: str, rows: list[int], filename: str) -> str:
+    """The form field a problem's location names ("periods[1].liability" -> "periods-3-liability"
+    when the second period came from the fourth row); payroll rows and the file go to "payroll"."""
+    for name, loc in HEADER_FIELDS.items():
+        if location == loc:
+            return name
+    m = re.fullmatch(r"periods\[(\d+)\]\.(\w+)", location)
+    if m and int(m[1]) < len(rows) and m[2] in PERIOD_FIELDS:
+        return f"periods-{rows[int(m[1])]}-{m[2]}"
+    if location.startswith("payroll") or (filename and location.startswith(filename)):
+        return "payroll"
+    return "periods" if location.startswith("periods") else "general"
+
+
+def summary(table: pl.DataFrame) -> dict:
+    """What was read: rows, employees, months, and the first rows as a sample."""
+    months = sorted(m for m in table["month"].unique().to_list() if m is not None) if "month" in table.columns else []
+    return {"rows": table.height,
+            "employees": table["employee_id"].n_unique() if "employee_id" in table.columns else 0,
+            "months": len(months), "first_month": months[0] if months else None, "last_month": months[-1] if months else None,
+            "columns": table.columns,
+            "sample": [[("" if v is None else str(v)) for v in row] for row in table.head(SAMPLE_ROWS).iter_rows()]}
+
+
+async def _upload(form, field: str) -> Upload | None:
+    f = form.get(field)
+    if f is None or isinstance(f, str) or not f.filename:
+        return None
+    return Upload(f.filename, f.content_type or "application/octet-stream", await f.read())
+
+
+def _document(values: dict, header_file: Upload | None, payroll: Upload | None) -> tuple[str, list[int]]:
+    if header_file is not None:
+        doc = exact_json.loads(header_file.content)
+        if not isinstance(doc, dict):
+            raise ClaimError([Problem("header_file", "a claim header is a JSON object")])
+        rows = list(range(len(doc.get("periods") or [])))
+    else:
+        doc, rows = header_from_form(values)
+    if payroll is not None:
+        doc["payroll"] = payroll.filename
+    return exact_json.dumps(doc), rows
+
+
+def preview(values: dict, header_file: Upload | None, payroll: Upload | None) -> dict:
+    """Read and decide without storing: what was read, every problem (with its form field), and the
+    figures the claim would have."""
+    out = {"read": None, "problems": [], "det": None, "document": None}
+    rows: list[int] = []
+    try:
+        document, rows = _document(values, header_file, payroll)
+        out["document"] = document
+    except (ValueError, UnicodeDecodeError) as e:
+        out["problems"] = [{"location": "header_file", "message": f"not a JSON claim header: {e}", "field": "header_file"}]
+        return out
+    except ClaimError as e:
+        out["problems"] = [{**p, "field": "header_file"} for p in problems_of(e)[1]]
+        return out
+    if payroll is None:
+        out["problems"].append({"location": "payroll", "message": "choose the payroll file (.csv, .xlsx or .parquet)", "field": "payroll"})
+        return out
+    try:
+        out["read"] = summary(read_payroll(payroll))
+        ev = evaluate(document, payroll)
+        out["det"] = ev.result
+    except ClaimError as e:
+        out["problems"] += [{**p, "field": field_of(p["location"], rows, payroll.filename)} for p in problems_of(e)[1]]
+    return out
+
+
+def _form_page(request: Request, who: Principal, values: dict, result: dict | None = None, payroll: Upload | None = None,
+               status: int = 200):
+    fields: dict[str, list[str]] = {}
+    for p in (result or {}).get("problems", []):
+        named = p["location"] == HEADER_FIELDS.get(p["field"]) or p["location"] == p["field"]
+        fields.setdefault(p["field"], []).append(p["message"] if named else f"{p['location']}: {p['message']}")
+    return page(request, "new_claim.html", who, status=status, values=values, result=result, field_errors=fields,
+                period_rows=range(PERIOD_ROWS), payroll=payroll,
+                payroll_b64=base64.b64encode(payroll.content).decode() if payroll and result and result["det"] else "")
+
+
+@router.get("/claims/new")
+def new_claim(request: Request, who: Principal = Depends(viewer)):
+    values = {k: "" for k in _values({})} | {"municipality": "Camden", "tax": "cbt"}
+    return _form_page(request, who, values)
+
+
+@router.post("/claims/new")
+async def new_claim_preview(request: Request, who: Principal = Depends(viewer)):
+    form = await request.form(max_part_size=request.app.state.settings.upload_limit)
+    try:
+        check_csrf(request, form)
+        require(who, "preparer")
+    except ApiError as e:
+        return refusal(request, who, e, back="/claims")
+    values = _values(form)
+    payroll, header_file = await _upload(form, "payroll"), await _upload(form, "header_file")
+    result = await run_in_threadpool(preview, values, header_file, payroll)
+    return _form_page(request, who, values, result, payroll, status=200 if result["det"] else 422)
+
+
+@router.post("/claims/new/confirm")
+async def new_claim_confirm(request: Request, who: Principal = Depends(viewer)):
+    """Store the claim previewed: the same document and file, decided again (nothing trusted from the page)."""
+    form = await request.form(max_part_size=request.app.state.settings.upload_limit * 2)
+    db = request.app.state.db
+    try:
+        check_csrf(request, form)
+        require(who, "preparer")
+        try:
+            content = base64.b64decode(str(form.get("payroll_b64") or ""), validate=True)
+        except binascii.Error:
+            raise ApiError(422, "the previewed file was damaged in transit: upload it again",
+                           [("payroll", "upload the file again")]) from None
+        payroll = Upload(str(form.get("payroll_name") or "payroll.csv"), str(form.get("payroll_type") or "text/csv"), content)
+        ev = await run_in_threadpool(evaluate, str(form.get("document") or ""), payroll)
+        submit = form.get("action") == "submit"
+        claim = await run_in_threadpool(db.write, lambda s: stored.create(s, who, ev, submit))
+    except (ApiError, ClaimError) as e:
+        return refusal(request, who, e, back="/claims/new")
+    return RedirectResponse(f"/claims/{claim.id}", status_code=303)
