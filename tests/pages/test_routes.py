@@ -74,6 +74,15 @@ def test_a_figure_opens_down_to_the_payroll_rows(client, office):
     assert client.get("/claims/1/figures/no.such.figure").status_code == 404
 
 
+def test_every_figure_shows_the_statute_s_words(client):
+    """B1 / issue 5 item 3: a figure opens on its rule and the words of the statute it reads."""
+    sign_in(client, "preparer")
+    page = client.get("/claims/1").text
+    assert "$2,500 for each new full-time position" in page  # C2, credit.year_one
+    assert "sustained effort ratio” means the proportion" in page.replace("&#34;", '"')  # C3
+    assert "shall not exceed 50% of the tax" in page  # L2, the room of each period
+
+
 def test_preparers_see_only_their_own_claims(client):
     sign_in(client, "preparer2")
     assert "No claims yet" in client.get("/claims").text

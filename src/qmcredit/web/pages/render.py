@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from qmcredit import ClaimError
 
+from ...law.statute import words as statute_words
 from ...service.auth import Principal
 from ...service.errors import ApiError
 from .guard import csrf_token
@@ -24,6 +25,7 @@ env.filters["svg"] = Markup  # the charts' SVG is built by qmcredit.web.charts, 
 STATE_LABELS = {"draft": "Draft", "submitted": "Submitted", "under_review": "Under review", "approved": "Approved",
                 "adjusted": "Adjusted", "denied": "Denied", "refund_certified": "Refund certified"}
 env.globals["state_label"] = lambda s: STATE_LABELS.get(s, s)
+env.globals["statute_words"] = statute_words
 
 
 def page(request: Request, template: str, who: Principal | None, status: int = 200, **context) -> HTMLResponse:
