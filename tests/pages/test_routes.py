@@ -79,7 +79,7 @@ def test_every_figure_shows_the_statute_s_words(client):
     sign_in(client, "preparer")
     page = client.get("/claims/1").text
     assert "$2,500 for each new full-time position" in page  # C2, credit.year_one
-    assert "sustained effort ratio” means the proportion" in page.replace("&#34;", '"')  # C3
+    assert "Sustained effort ratio” means the proportion" in page  # C3
     assert "shall not exceed 50% of the tax" in page  # L2, the room of each period
 
 
