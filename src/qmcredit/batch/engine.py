@@ -199,7 +199,7 @@ def decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) 
         if not found:
             w, t, _ = _constants(header, cache)
             try:
-                d = determine(header, w, t, measured.get(code, {}), None, claim_id=cid)
+                d = determine(header, w, t, measured.get(code, {}), None, claim_id=cid, explain=False)
             except ClaimError as e:
                 found = e.problems
         if found:
