@@ -156,14 +156,13 @@ def measure(rows: pl.LazyFrame, constants: pl.DataFrame, name: str) -> tuple[pl.
     (``classify``, ``monthly``) over the claims none of whose rows has a problem. Returns the
     monthly sums by claim code and month, the bad rows, the number of rows, and the claim ids of
     rows whose claim is not in the claims table (orphans)."""
-    joined = rows.join(constants.lazy(), on="claim_id", how="left").collect()
+    joined = rows.join(constants.lazy().select("claim_id", "_code", "as_of_idx"), on="claim_id", how="left").collect()
     orphans = joined.filter(pl.col("_code").is_null()).get_column("claim_id")
-    typed = typed_rows(joined.filter(pl.col("_code").is_not_null()), name)
-    typed = typed.drop("claim_id").rename({"_code": "claim_id"})
+    typed = typed_rows(joined.filter(pl.col("_code").is_not_null()).drop("claim_id"), name).rename({"_code": "claim_id"})
     bad = typed.filter(pl.col("problem").is_not_null()).sort("claim_id", "_line").select("claim_id", "source", "problem")
-    good = typed.lazy().filter(
-        ~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode()) & pl.col("base_idx").is_not_null()
-    )
+    claim_columns = constants.lazy().select(pl.col("_code").alias("claim_id"), *CLAIM_COLUMNS)
+    good = typed.lazy().filter(~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode())).join(
+        claim_columns, on="claim_id", how="inner").filter(pl.col("base_idx").is_not_null())
     per_month = monthly(classify(good)).collect()
     return per_month, bad, joined.height, orphans
 
