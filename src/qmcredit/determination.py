@@ -47,7 +47,7 @@ class Determination:
     ledger: Ledger
     pending: dict | None
     warnings: tuple[str, ...]
-    explanation: tuple[dict, ...]
+    explanation: tuple[dict, ...]           # empty when decided with explain=False
     employee_months: pl.DataFrame | None = None  # the classified rows of this claim (B1)
 
     # -- presentation -------------------------------------------------------------------------

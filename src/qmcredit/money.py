@@ -37,8 +37,9 @@ def exact_decimal(x: Fraction, places: int = 6) -> str:
     while d % 5 == 0:
         d, fives = d // 5, fives + 1
     k = max(twos, fives, places) if d == 1 else places
-    scaled = abs(x) * 10**k
-    digits = int(scaled) if d == 1 else (scaled + Fraction(1, 2)).__floor__()
+    # |x| x 10^k in whole numbers: exact when x terminates within k places, else half-up
+    num, den = abs(x.numerator) * 10**k, x.denominator
+    digits = num // den if d == 1 else (2 * num + den) // (2 * den)
     sign = "-" if x < 0 and digits else ""
     whole, frac = divmod(digits, 10**k)
     return f"{sign}{whole}.{str(frac).rjust(k, '0')}"

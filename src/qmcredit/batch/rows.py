@@ -2,7 +2,7 @@
 
 ``normalize`` judges a row by its own values (month, hours, basis, ownership, relation and the
 claim's ``as_of``), except for two checks that look at the employee: a missing ``employee_id``
-and a second row for the same employee and month. Payroll values repeat endlessly (a few hundred
+and a second row for the same employee and month (found here by hashing the row's key). Payroll values repeat endlessly (a few hundred
 months, a few thousand distinct hours), so for the claims where neither of those two can occur
 the batch runs ``normalize`` on the distinct value tuples and joins the typed values and problems
 back to the rows. Every other claim's rows go through ``normalize`` whole. Either way the verdict
@@ -24,24 +24,23 @@ def _source(name: str) -> pl.Expr:
 
 
 def typed(rows: pl.DataFrame, name: str) -> pl.DataFrame:
-    """Normalised rows of known claims: ``claim_id`` text, the claim's columns, the typed payroll
-    columns of ``payroll.COLUMNS`` (``source`` only where the row has a problem), ``problem`` and
-    ``_line``.
-    ``rows``: raw text payroll rows with ``_line``, joined to the claim's columns (``_code``, a
-    whole number per claim, and ``as_of_idx``)."""
+    """Normalised rows of known claims: ``_code``, the typed payroll columns of
+    ``payroll.COLUMNS`` (``source`` only where the row has a problem), ``problem`` and ``_line``.
+    ``rows``: raw text payroll rows with ``_line``, ``_code`` (a whole number per claim) and the
+    claim's ``as_of_idx``; the claim's other columns are joined afterwards, so they are not
+    carried through here."""
     rows = rows.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in RAW_COLUMNS if c not in rows.columns)
     key = pl.col("employee_id").str.strip_chars()
-    dup_or_missing = (
-        rows.group_by("_code", key.alias("_emp"), pl.col("month").str.strip_chars().alias("_month"))
-        .agg(pl.len().alias("_n"))
-        .filter((pl.col("_n") > 1) | pl.col("_emp").is_null() | (pl.col("_emp") == ""))
-        .get_column("_code").unique()
-    )
+    # A second row for an employee and month shares its key's hash; a hash shared by chance only
+    # sends that claim's rows through ``normalize`` whole, which judges them the same.
+    same_key = pl.struct(pl.col("_code"), key, pl.col("month").str.strip_chars()).hash().is_duplicated()
+    dup_or_missing = rows.filter(same_key | key.is_null() | (key == "")).get_column("_code").unique()
     whole = rows.filter(pl.col("_code").is_in(dup_or_missing.implode()))
     fast = rows.filter(~pl.col("_code").is_in(dup_or_missing.implode()))
-    claim_cols = [c for c in rows.columns if c not in (*RAW_COLUMNS, "_line", "claim_id")]
 
-    judged_whole = normalize(whole.lazy().with_columns(_source(name)), as_of_idx=pl.col("as_of_idx")).collect()
+    judged_whole = normalize(  # its claim key: a second row is one of the same claim
+        whole.lazy().rename({"_code": "claim_id"}).with_columns(_source(name)), as_of_idx=pl.col("as_of_idx")
+    ).rename({"claim_id": "_code"}).collect()
 
     values = fast.select(VALUE_COLUMNS).unique()
     raw = [f"_raw_{c}" for c in VALUE_COLUMNS]
@@ -56,9 +55,9 @@ def typed(rows: pl.DataFrame, name: str) -> pl.DataFrame:
         fast.rename(dict(zip(VALUE_COLUMNS, raw)))
         .join(judged_values, on=raw, how="left", nulls_equal=True, maintain_order="left")
         .with_columns(
-            key.alias("employee_id"), pl.col("_raw_as_of_idx").alias("as_of_idx"),
+            key.alias("employee_id"),
             pl.when(pl.col("problem").is_not_null()).then(_source(name)).alias("source"),
         )
     )
-    cols = ["claim_id", "employee_id", *TYPED_COLUMNS, "source", "_line", *claim_cols]
+    cols = ["_code", "employee_id", *TYPED_COLUMNS, "source", "_line"]
     return pl.concat([judged_whole.select(cols), judged_fast.select(cols)])
