@@ -65,21 +65,31 @@ class Determination:
         return rows
 
     def employee_month_rows(self) -> list[dict]:
+        """B1: every employee-month of the claim, how it was counted, and its source row."""
         if self.employee_months is None:
             return []
         df = self.employee_months.sort("employee_id", "month_idx")
-        out = []
         ft = self.full_time_hours
+        text: dict[int, str] = {}  # payrolls repeat a few hour values: format each once
+        equivalents: dict[int, str] = {}
+        rules = {k: r for k, (r, _) in STATUS.items()}
+        out = []
         for emp, month, hours, period, status, source in df.select(
             "employee_id", "month", "hours", "period", "status", "source"
         ).iter_rows():
+            h = text.get(hours)
+            if h is None:
+                h = text[hours] = hours_text(hours)
             row = {
                 "employee_id": emp, "month": month,
                 "period": PERIOD_NAMES[period] if period is not None else None,
-                "hours": hours_text(hours), "status": status, "rule": STATUS[status][0], "source": source,
+                "hours": h, "status": status, "rule": rules[status], "source": source,
             }
             if status == "part_time_equivalent":
-                row["equivalents"] = exact_decimal(Fraction(hours, HOURS_SCALE) / ft)
+                eq = equivalents.get(hours)
+                if eq is None:
+                    eq = equivalents[hours] = exact_decimal(Fraction(hours, HOURS_SCALE) / ft)
+                row["equivalents"] = eq
             out.append(row)
         return out
 
