@@ -9,7 +9,7 @@ and a binary float is never accepted as money.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
@@ -188,7 +188,6 @@ class Claim:
     header: ClaimHeader
     payroll: pl.DataFrame
     source: str | None = None
-    defaults_used: tuple[str, ...] = field(default=())
 
     @property
     def taxpayer(self) -> Taxpayer:

@@ -27,8 +27,6 @@ from .money import ZERO, exact_decimal, money
 from .payroll import COLUMNS, first_unknown_month
 from .problems import ClaimError, Problem
 
-ELIGIBLE_TAXES_WITH_LIMITS = ("cbt",)
-
 
 def claim_constants(header: ClaimHeader) -> tuple[Windows, Thresholds, dict]:
     """Per-claim constants of the positions pass: the windows (W1-W3), the hour tests in force at
@@ -174,7 +172,7 @@ def determine(
         floor = mt = None
         if limited:
             try:
-                mt = limits.minimum_tax(p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m) if tp.tax == "cbt" else limits.MinimumTax(p.minimum_tax or ZERO, False, {"value": str(p.minimum_tax or ZERO), "source": "insurers have no CBT minimum tax" if p.minimum_tax is None else "given in the claim"})
+                mt = limits.minimum_tax(p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m) if tp.tax == "cbt" else limits.MinimumTax(p.minimum_tax or ZERO, {"value": str(p.minimum_tax or ZERO), "source": "insurers have no CBT minimum tax" if p.minimum_tax is None else "given in the claim"})
             except limits.MinimumTaxUnknown as e:
                 raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id) from None
             floor = max(mt.amount, p.alternative_minimum_assessment or ZERO)

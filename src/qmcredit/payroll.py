@@ -39,11 +39,6 @@ _TRUE = ("true", "t", "yes", "y", "1")
 _FALSE = ("false", "f", "no", "n", "0")
 
 
-def month_index(month: str) -> int:
-    """'YYYY-MM' -> months since year 0 (year * 12 + month - 1)."""
-    return int(month[:4]) * 12 + int(month[5:7]) - 1
-
-
 def month_text(idx: int) -> str:
     return f"{idx // 12:04d}-{idx % 12 + 1:02d}"
 

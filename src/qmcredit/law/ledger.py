@@ -53,7 +53,6 @@ class OriginLine:
     refund: Decimal
     forfeited: Decimal
     closing: Decimal
-    last_period_of_use: int | None  # index of the last period it may be used in (L5), None = no limit
 
     def to_dict(self) -> dict:
         return {k: str(getattr(self, k)) for k in ("opening", "allowed", "applied", "refund", "forfeited", "closing")}
@@ -140,7 +139,6 @@ def run(
             OriginLine(
                 lot.origin, opening.get(lot.origin, ZERO), credits[lot.origin] if lot.allowed_in == i else ZERO,
                 used.get(lot.origin, ZERO), refunds.get(lot.origin, ZERO), forfeits.get(lot.origin, ZERO), lot.remaining,
-                None if carryforward_periods is None else lot.allowed_in + carryforward_periods,
             )
             for lot in lots
         )

@@ -27,7 +27,6 @@ class MinimumTaxUnknown(ValueError):
 @dataclass(frozen=True, slots=True)
 class MinimumTax:
     amount: Decimal
-    derived: bool
     trace: dict
 
 
@@ -37,14 +36,14 @@ def minimum_tax(year: int, given: Decimal | None, gross_receipts: Decimal | None
     a group with $5,000,000 of payroll), S corporations at 75% for periods beginning in 2012 on."""
     p = minimum_tax_parameters()
     if given is not None:
-        return MinimumTax(given, False, {"value": str(given), "source": "given in the claim"})
+        return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
     sched = p.schedule_for(year)
     if sched is None:
         raise MinimumTaxUnknown(
             f"no minimum-tax schedule is recorded for privilege periods beginning in {year}; give minimum_tax"
         )
     if group_payroll_5m:
-        amount, basis = sched.group_minimum, "member of an affiliated or controlled group with total payroll of $5,000,000 or more"
+        amount, basis = sched.group_minimum, f"member of an affiliated or controlled group with total payroll of ${sched.group_payroll_threshold:,} or more"
     elif gross_receipts is not None:
         amount = next(m for lo, m in reversed(sched.brackets) if gross_receipts >= lo)
         basis = f"New Jersey gross receipts {gross_receipts}"
@@ -55,7 +54,7 @@ def minimum_tax(year: int, given: Decimal | None, gross_receipts: Decimal | None
         amount = (amount * p.s_corp_share).quantize(Decimal("0.01"))
         trace["s_corporation"] = {"share": str(p.s_corp_share), "source": p.s_corp_source, "cite": p.s_corp_cite}
     trace.update({"value": str(amount), "cite": p.cite, "rule": p.rule})
-    return MinimumTax(amount, True, trace)
+    return MinimumTax(amount, trace)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-OPTION_RULES = {
-    "year_one_start": "W1",
-    "part_time_excludes_temporary": "P3",
-    "whole_positions": "C1",
-    "insurer_limits": "L3",
-    "carryforward_periods": "L5",
-    "refund": "R3",
-}
-
 
 class Options(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -33,9 +24,6 @@ class Options(BaseModel):
         "form_313", description="L5: periods after the period of allowance in which a credit may be used; null = no limit (the statute's text); default: the Form 313 instructions' five"
     )
     refund: bool = Field(True, description="R3: take the refundable part of the year-one credit (false carries it all forward)")
-
-    def non_default(self) -> dict:
-        return self.model_dump(exclude_defaults=True)
 
     @field_validator("carryforward_periods", mode="before")
     @classmethod
