@@ -36,7 +36,7 @@ CASES = [
     (("employees", 0, "hours", "2004-04"), "-5", "employees[0].hours.2004-04", "negative"),
     (("employees", 0, "hours", "2004-02"), "697", "employees[0].hours.2004-02", "more than the 696 hours"),
     (("employees", 0, "hours", "2004-04"), "ten", "employees[0].hours.2004-04", "not a number"),
-    (("employees", 0, "hours", "2004-04"), "1.1234567", "employees[0].hours.2004-04", "more than 6 decimals"),
+    (("employees", 0, "hours", "2004-04"), "1.1234567891", "employees[0].hours.2004-04", "more than 9 decimals"),
     (("employees", 0, "basis"), "contract", "employees[0].basis", "permanent"),
     (("employees", 0, "owner_relation"), "cousin", "employees[0].owner_relation", "spouse"),
     (("employees", 0, "ownership_interest"), "maybe", "employees[0].ownership_interest", "true or false"),

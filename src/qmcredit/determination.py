@@ -21,14 +21,14 @@ from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
 from .money import exact_decimal, fraction_text, money
-from .payroll import HOURS_SCALE, month_text
+from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
 
 
 def hours_text(scaled: int) -> str:
     whole, frac = divmod(scaled, HOURS_SCALE)
-    return f"{whole}" if frac == 0 else f"{whole}.{str(frac).rjust(6, '0').rstrip('0')}"
+    return f"{whole}" if frac == 0 else f"{whole}.{str(frac).rjust(HOURS_DECIMALS, '0').rstrip('0')}"
 
 
 @dataclass(frozen=True)

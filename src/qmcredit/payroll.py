@@ -5,8 +5,9 @@ typed, exact columns and a ``problem`` column naming what is wrong with each bad
 ``source`` column says where the row came from). The single-claim path and the batch engine both run these
 expressions, so a row is judged the same way wherever it comes from.
 
-Hours are kept as scaled integers, ``hours`` = hours x 10^6 (``HOURS_SCALE``), which loses nothing
-of an input with up to six decimals; an input with more is refused rather than rounded.
+Hours are kept as scaled integers, ``hours`` = hours x 10^9 (``HOURS_SCALE``), which loses nothing
+of an input with up to nine decimals (a nanohour); an input with more is refused rather than rounded.
+Int64 holds every product and per-month sum of them up to some twelve million employees in a month.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from datetime import date
 import polars as pl
 
 
-HOURS_SCALE = 1_000_000
-HOURS_DECIMALS = 6
+HOURS_SCALE = 1_000_000_000
+HOURS_DECIMALS = 9
 BASES = ("permanent", "temporary", "seasonal")
 RELATIONS = ("spouse", "dependant", "ancestor", "descendant")
 
@@ -131,7 +132,7 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None) -> pl
         (pl.col("_hours_text").is_null() | (pl.col("_hours_text") == ""), pl.lit("hours: missing; write 0 for a month without work")),
         (~pl.col("_h_num"), pl.format("hours: {} is not a number of hours; write e.g. 152.5", q("_hours_text"))),
         (pl.col("_h_neg"), pl.format("hours: {} is negative; hours worked are zero or more", q("_hours_text"))),
-        (pl.col("_h_precise"), pl.format("hours: {} has more than {} decimals; round the source record or give it in minutes/60 to 6 places", q("_hours_text"), pl.lit(HOURS_DECIMALS))),
+        (pl.col("_h_precise"), pl.format("hours: {} has more than {} decimals; round the source record to {} places", q("_hours_text"), pl.lit(HOURS_DECIMALS), pl.lit(HOURS_DECIMALS))),
         (
             pl.col("_month_ok") & (pl.col("hours").is_null() | (pl.col("hours") > pl.col("_days") * 24 * HOURS_SCALE)),
             pl.format("hours: {} is more than the {} hours that {} has", q("_hours_text"), pl.col("_days") * 24, pl.col("month")),

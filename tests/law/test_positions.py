@@ -92,7 +92,15 @@ def test_P5_missing_months_count_as_zero_and_rows_outside_are_classified():
     assert any(r["status"] == "outside_periods" and r["rule"] == "W3" for r in d.employee_month_rows())
 
 
-@pytest.mark.parametrize("hours", ["160", "160.0", "160.000000", 160])
+def test_P3_boundary_at_nine_decimals_is_exact():
+    # 86.666666667 > 260/3 > 86.666666666: nine decimals are kept, never rounded
+    a, _ = avg([employee("A", {m: "86.666666667" for m in Y1[:3]})])
+    assert a == Fraction("86.666666667") * 3 / 140 / 12
+    a, _ = avg([employee("B", {m: "86.666666666" for m in Y1[:3]})])
+    assert a == 0
+
+
+@pytest.mark.parametrize("hours", ["160", "160.0", "160.000000000", 160])
 def test_hours_forms_are_exact(hours):
     a, _ = avg([employee("A", {m: hours for m in Y1})])
     assert a == 1
