@@ -21,7 +21,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -130,18 +129,10 @@ def fresh_database(url: str | None, work: str):
     if url is None:
         yield f"sqlite:///{work}/load.sqlite3"
         return
-    from sqlalchemy import create_engine, text
+    from qmcredit.service.db import scratch_schema
 
-    schema = f"load_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_schema(url, "load") as scratch:
+        yield scratch
 
 
 def main() -> int:

@@ -5,18 +5,16 @@ signed-in users of each role."""
 from __future__ import annotations
 
 import os
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
 
 from qmcredit.service import Settings, create_app
 from qmcredit.service.auth import create_user, issue_token
-from qmcredit.service.db import Database
+from qmcredit.service.db import Database, scratch_schema
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 UPLOAD_LIMIT = 2 * 1024 * 1024
@@ -41,17 +39,8 @@ def fresh_database(kind: str, folder: Path):
     if kind == "sqlite":
         yield f"sqlite:///{folder / 'service.sqlite3'}"
         return
-    base = _postgres_base()
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{base}{'&' if '?' in base else '?'}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_schema(_postgres_base()) as url:
+        yield url
 
 
 @pytest.fixture(params=DATABASES)

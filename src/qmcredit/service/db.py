@@ -9,14 +9,15 @@ retries the whole unit of work once such a key refused it, so the retry sees wha
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -103,3 +104,19 @@ def _retryable(exc: Exception) -> bool:
         return True
     text = str(getattr(exc, "orig", exc)).lower()
     return "deadlock" in text or "could not serialize" in text or "database is locked" in text
+
+
+@contextmanager
+def scratch_schema(url: str, prefix: str = "t") -> Iterator[str]:
+    """A URL for a new, empty schema of its own on the PostgreSQL server ``url``, dropped with
+    everything in it afterwards (tests and the load benchmark run side by side without sharing)."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
