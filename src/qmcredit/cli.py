@@ -6,6 +6,7 @@ problem); 2 the command line itself is wrong; 3 an unexpected internal error (re
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +17,7 @@ from rich.console import Console
 from . import ClaimError, decide_many, load_claim
 from .loaders import load_claims
 from .explain import figure_names, walk
+from .worksheet import print_worksheet
 
 app = typer.Typer(
     name="qmcredit",
@@ -54,13 +56,9 @@ def compute(
     decided = iter(decide_many(good))
     out = sys.stdout
     console = Console()
-    from .worksheet import print_worksheet
-
     for path, item in zip(claims, loaded):
         if isinstance(item, ClaimError):
             if json_out:
-                import json
-
                 out.write(json.dumps({"claim": str(path), **item.to_dict()}) + "\n")
             continue
         det = next(decided)

@@ -24,7 +24,7 @@ from .law.parameters import parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, classify, monthly
 from .law.windows import PERIOD_NAMES, Windows, windows
 from .money import ZERO, exact_decimal, money
-from .payroll import COLUMNS, first_unknown_month
+from .payroll import first_unknown_month
 from .problems import ClaimError, Problem
 
 
@@ -55,7 +55,7 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
         return []
     consts = [claim_constants(c.header) for c in claims]
     frames = [with_constants(c.payroll, i, cols) for i, (c, (_, _, cols)) in enumerate(zip(claims, consts))]
-    rows = pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=COLUMNS)
+    rows = pl.concat(frames, how="vertical")
     classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
     per_month = monthly(classified.lazy()).collect()
     months_by_claim: dict[int, dict[int, tuple[int, int]]] = {}
@@ -167,12 +167,12 @@ def determine(
 
     # L2-L3 (b)(3): room of each period
     rooms = []
+    limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
     for i, p in enumerate(header.periods):
-        limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
         floor = mt = None
         if limited:
             try:
-                mt = limits.minimum_tax(p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m) if tp.tax == "cbt" else limits.MinimumTax(p.minimum_tax or ZERO, {"value": str(p.minimum_tax or ZERO), "source": "insurers have no CBT minimum tax" if p.minimum_tax is None else "given in the claim"})
+                mt = limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m)
             except limits.MinimumTaxUnknown as e:
                 raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id) from None
             floor = max(mt.amount, p.alternative_minimum_assessment or ZERO)

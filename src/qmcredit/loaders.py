@@ -221,5 +221,5 @@ def load_claims(paths: list[str | Path]) -> list[Claim | ClaimError]:
         except ClaimError as e:
             errors[k] = e
             docs.append((None, None, str(path)))
-    results = claims_from_docs([d for d in docs])
+    results = claims_from_docs(docs)
     return [errors.get(k, r) for k, r in enumerate(results)]

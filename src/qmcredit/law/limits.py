@@ -30,13 +30,16 @@ class MinimumTax:
     trace: dict
 
 
-def minimum_tax(year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool) -> MinimumTax:
+def minimum_tax(tax: str, year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool) -> MinimumTax:
     """L2 / N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period beginning in
     ``year``: as given, else from the schedule by New Jersey gross receipts ($2,000 for a member of
-    a group with $5,000,000 of payroll), S corporations at 75% for periods beginning in 2012 on."""
+    a group with $5,000,000 of payroll), S corporations at 75% for periods beginning in 2012 on.
+    The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none unless given."""
     p = minimum_tax_parameters()
     if given is not None:
         return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
+    if tax != "cbt":
+        return MinimumTax(ZERO, {"value": str(ZERO), "source": "insurers have no CBT minimum tax"})
     sched = p.schedule_for(year)
     if sched is None:
         raise MinimumTaxUnknown(
