@@ -29,7 +29,13 @@ FIRST_YEAR, LAST_YEAR = 1901, 9997  # operations_began: its base period and cred
 _MONEY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 
 
+_PLAIN_MONEY = re.compile(r"^\d{1,%d}(\.\d{0,2})?$" % MONEY_DIGITS)  # "1234.56": nothing to strip or check further
+_CENT = Decimal("0.01")
+
+
 def _money(v: Any) -> Decimal:
+    if type(v) is str and _PLAIN_MONEY.match(v):
+        return Decimal(v).quantize(_CENT)
     if isinstance(v, bool) or v is None:
         raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
     if isinstance(v, float):

@@ -1,14 +1,23 @@
 """decide(claim) -> Determination: the single entry point of the core.
 
-Load -> validate -> decide -> present flows one way. ``decide_many`` measures positions for all
-claims in one columnar pass (``law.positions``) and then applies the per-claim rules
-(``determine``); ``decide`` is ``decide_many`` of one claim, and the batch engine calls the same
-``law.positions`` expressions and ``determine``: one code path decides a claim, alone or in a batch.
+Load -> validate -> decide -> present flows one way, for one claim or a million:
+
+1. ``prepare``: what the rules need of each header, read once (W1-W3, E1-E5, the parameters in
+   force, the minimum tax of L2).
+2. ``law.positions`` (``classify``, ``monthly``): P1-P4 over every claim's payroll rows at once.
+3. ``figures``: P5, C1-C3, L1-L5 and R1-R3 of each claim in exact whole numbers (positions as
+   numerators over one denominator, money in cents): ``law.positions``, ``law.credit``,
+   ``law.limits``, ``law.ledger``.
+4. ``present``: one claim's figures as a ``Determination`` with its explanation (B1).
+
+``decide`` is ``decide_many`` of one claim; the batch engine runs the same four steps and writes
+its tables from the figures (``present`` only for the JSON Lines it is asked for).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
@@ -20,14 +29,16 @@ from .law import credit as C
 from .law import eligibility as E
 from .law import ledger as L
 from .law import limits
-from .law.parameters import parameter
-from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, classify, monthly
+from .law.eligibility import Check
+from .law.parameters import Parameter, parameter
+from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average_denominator, average_numerator, classify, monthly, period_sums
 from .law.windows import PERIOD_NAMES, Windows, windows
-from .money import ZERO, exact_decimal, money
+from .money import ZERO, cents, exact_decimal, from_cents, money
 from .payroll import first_unknown_month
 from .problems import ClaimError, Problem
 
-
+YEARS = ("year_one", "year_two")
+_AMOUNTS = {"year_one": "amount_year_one", "year_two": "amount_year_two"}
 def claim_constants(header: ClaimHeader) -> tuple[Windows, Thresholds, dict]:
     """Per-claim constants of the positions pass: the windows (W1-W3), the hour tests in force at
     the start of credit year one (P2-P3), and the part-time option (P3)."""
@@ -37,6 +48,15 @@ def claim_constants(header: ClaimHeader) -> tuple[Windows, Thresholds, dict]:
     return w, t, cols
 
 
+def cached_constants(header: ClaimHeader, cache: dict) -> tuple[Windows, Thresholds, dict]:
+    """``claim_constants``, computed once per (operations began, options): W1-W3 and the P2-P3
+    thresholds depend on nothing else."""
+    key = (header.location.operations_began, header.options)
+    if key not in cache:
+        cache[key] = claim_constants(header)
+    return cache[key]
+
+
 def with_constants(payroll: pl.DataFrame, claim_id, cols: dict) -> pl.DataFrame:
     return payroll.with_columns(
         pl.lit(claim_id).alias("claim_id"),
@@ -44,30 +64,143 @@ def with_constants(payroll: pl.DataFrame, claim_id, cols: dict) -> pl.DataFrame:
     )
 
 
-def decide(claim: Claim) -> Determination:
-    """Decide one claim (N.J.S.A. 52:27BBB-55 as RULES.md reads it)."""
-    return decide_many([claim])[0]
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What the rules need of one claim's header, read once."""
+
+    header: ClaimHeader
+    claim_id: str
+    windows: Windows
+    thresholds: Thresholds
+    constants: dict                       # the positions pass's columns (CLAIM_COLUMNS)
+    checks: tuple[Check, ...]             # E1-E4
+    cut: int | None                       # the first month not known yet (as_of)
+    limited: bool                         # L2 applies: CBT, or insurers by option L3
+    minimum_taxes: tuple                  # per period: limits.MinimumTax, or None when not limited
+    carryforward: int | None              # L5
+    share: tuple[int, int]                # L2: the 50% limit, as a fraction
+    amount_cents: tuple[int, int]         # C2: the amount per new position of each credit year
+    warnings: tuple[str, ...]
+
+    @property
+    def eligible(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def eligible_tax(self) -> bool:
+        return self.header.taxpayer.tax in E.TAXES
+
+    def amount(self, year: str) -> tuple[Parameter, Decimal]:
+        """C2: the amount per new position in force at the start of the credit year."""
+        par = parameter(_AMOUNTS[year])
+        return par, par.at(getattr(self.windows, year).start).value
 
 
-def decide_many(claims: Sequence[Claim]) -> list[Determination]:
-    """Decide many claims with one columnar positions pass."""
-    if not claims:
-        return []
-    consts = [claim_constants(c.header) for c in claims]
-    frames = [with_constants(c.payroll, i, cols) for i, (c, (_, _, cols)) in enumerate(zip(claims, consts))]
-    rows = pl.concat(frames, how="vertical")
-    classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
-    per_month = monthly(classified.lazy()).collect()
-    months_by_claim: dict[int, dict[int, tuple[int, int]]] = {}
-    for cid, idx, ft, eqh in per_month.iter_rows():
-        months_by_claim.setdefault(cid, {})[idx] = (ft, eqh)
-    parts = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
-    out = []
-    for i, claim in enumerate(claims):
-        w, t, _ = consts[i]
-        rows_i = parts.get((i,))
-        out.append(determine(claim.header, w, t, months_by_claim.get(i, {}), rows_i, claim_id=claim.source or claim.header.taxpayer.id))
-    return out
+def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None) -> Prepared:
+    """Read a validated header for the rules. ``cache``: ``claim_constants`` by (operations began,
+    options), shared by the claims of a batch. Raises ``ClaimError`` when a period's minimum tax
+    (L2) can be neither read nor derived."""
+    w, t, cols = claim_constants(header) if cache is None else cached_constants(header, cache)
+    tp, opts = header.taxpayer, header.options
+    limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
+    mts = []
+    for i, p in enumerate(header.periods):
+        if not limited:
+            mts.append(None)
+            continue
+        try:
+            mts.append(limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m))
+        except limits.MinimumTaxUnknown as e:
+            raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
+    warnings = []
+    for name in YEARS:
+        par, when = parameter(_AMOUNTS[name]), getattr(w, name).start
+        if when < par.values[0].start:
+            warnings.append(f"credit {name.replace('_', ' ')} starts {when}, before the Act's first recorded date {par.values[0].start}; the first recorded amount is used")
+    cf = opts.carryforward_periods
+    if cf == "form_313":
+        cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
+    checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
+    share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
+    amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
+    return Prepared(header, claim_id or tp.id, w, t, cols, checks, first_unknown_month(header.as_of), limited, tuple(mts), cf,
+                    (share.numerator, share.denominator), amounts, tuple(warnings))
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodRoom:
+    """Form 313 Part IV of one period, in cents (L2-L3)."""
+
+    liability: int
+    cap: int | None
+    floor: int | None
+    above_floor: int | None
+    before: int
+    after: int
+    room: int
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Every figure of one claim after the positions pass, exact: positions as numerators over
+    ``den``, money in cents; None where a month after ``as_of`` leaves it undecided."""
+
+    den: int
+    averages: tuple[int | None, int | None, int | None]   # base, year one, year two (P5)
+    new: tuple[int | None, int | None]                    # C1
+    credit: tuple[int | None, int | None]                 # C2
+    ratio: tuple[int, int] | None                         # C3
+    allowed_in: tuple[int | None, int | None]             # L1
+    rooms: tuple[PeriodRoom, ...]                         # L2-L3
+    lines: tuple[L.Line, ...]                             # L4-L5, R1-R3
+    pending_from: int | None
+
+    @property
+    def refund(self) -> int:
+        return sum(ln.refund for ln in self.lines if not ln.pending)
+
+    @property
+    def carried_forward(self) -> int:
+        done = [ln for ln in self.lines if not ln.pending]
+        return done[-1].carried_forward if done else 0
+
+
+def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figures:
+    """P5, C1-C3, L1-L5 and R1-R3 for one claim. ``sums``: the full-time positions and equivalent
+    hours of each period (``law.positions.period_sums``: base, year one, year two)."""
+    opts, w = prep.header.options, prep.windows
+    ft_num, ft_den = prep.constants["ft_num"], prep.constants["ft_den"]
+    den = average_denominator(ft_num)
+    averages = tuple(  # P5, each only once its twelve months are known
+        average_numerator(sums[k], sums[3 + k], ft_num, ft_den) if prep.cut is None or w.first_month + 12 * (k + 1) <= prep.cut else None
+        for k in range(3)
+    )
+    new = tuple(C.new_positions(averages[o], averages[0], den, opts.whole_positions) for o in (1, 2))  # C1
+    credit = tuple(  # C2 (zero when not eligible, E5)
+        None if new[o] is None else C.credit_cents(new[o], den, prep.amount_cents[o]) if prep.eligible else 0 for o in (0, 1)
+    )
+    ratio = C.sustained_effort_ratio(*new)  # C3
+    periods = prep.header.periods
+    dates = [(p.start, p.end) for p in periods]
+    allowed_in = (L.period_of_allowance(w.year_one.end, dates), L.period_of_allowance(w.year_two.end, dates))  # L1
+    share = prep.share
+    rooms = []
+    for p, mt in zip(periods, prep.minimum_taxes):  # L2-L3
+        liability = cents(p.liability)
+        floor = cents(max(mt.amount, p.alternative_minimum_assessment or ZERO)) if mt is not None else 0
+        before = cents(sum((c.amount for c in p.other_credits if c.order == "before"), ZERO))
+        after = cents(sum((c.amount for c in p.other_credits if c.order == "after"), ZERO))
+        cap, above, room = limits.room(liability, prep.limited, prep.eligible_tax, floor, before, share)
+        rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
+    lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, prep.carryforward, opts.refund)
+    return Figures(den, averages, new, credit, ratio, allowed_in, tuple(rooms), lines, pending_from)
+
+
+def measured_sums(per_month: pl.DataFrame, prepared: Sequence[Prepared], codes: Sequence[int]) -> dict[int, tuple]:
+    """P5's period sums of each claim (by code) from the monthly sums of the positions pass."""
+    claims = pl.DataFrame({"claim_id": pl.Series(codes, dtype=per_month.schema["claim_id"]),
+                           "base_idx": pl.Series([p.windows.first_month for p in prepared], dtype=pl.Int32)})
+    return {r[0]: r[1:] for r in period_sums(per_month, claims).iter_rows()}
 
 
 def _entry(value, rule, cite, reading, inputs=None, parameters=None, depends_on=()) -> dict:
@@ -76,24 +209,71 @@ def _entry(value, rule, cite, reading, inputs=None, parameters=None, depends_on=
             "inputs": inputs or {}, "parameters": parameters or {}, "depends_on": list(depends_on)}
 
 
-def determine(
-    header: ClaimHeader,
-    w: Windows,
-    t: Thresholds,
+def decide(claim: Claim) -> Determination:
+    """Decide one claim (N.J.S.A. 52:27BBB-55 as RULES.md reads it)."""
+    return decide_many([claim])[0]
+
+
+def decide_many(claims: Sequence[Claim]) -> list[Determination]:
+    """Decide many claims: one columnar positions pass, then each claim's figures, presented."""
+    if not claims:
+        return []
+    cache: dict = {}
+    prepared = [prepare(c.header, c.source or c.header.taxpayer.id, cache) for c in claims]
+    frames = [with_constants(c.payroll, i, p.constants) for i, (c, p) in enumerate(zip(claims, prepared))]
+    rows = pl.concat(frames, how="vertical")
+    classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
+    per_month = monthly(classified.lazy()).collect()
+    sums = measured_sums(per_month, prepared, range(len(prepared)))
+    measured: dict[int, dict[int, tuple[int, int]]] = {}
+    for cid, idx, ft, eqh in per_month.iter_rows():
+        measured.setdefault(cid, {})[idx] = (ft, eqh)
+    parts = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    return [present(p, figures(p, sums[i]), measured.get(i, {}), parts.get((i,))) for i, p in enumerate(prepared)]
+
+
+def _fraction(num: int | None, den: int) -> Fraction | None:
+    return None if num is None else Fraction(num, den)
+
+
+def _cash(c: int | None) -> Decimal | None:
+    return None if c is None else from_cents(c)
+
+
+def ledger_of(prep: Prepared, f: Figures) -> L.Ledger:
+    """A claim's figures as its ``Ledger`` (Form 313 Parts IV and V), in dollars."""
+    periods = []
+    for i, (p, r, ln) in enumerate(zip(prep.header.periods, f.rooms, f.lines)):
+        room = limits.Room(
+            from_cents(r.liability), r.cap is not None, _cash(r.cap), _cash(r.floor), _cash(r.above_floor),
+            from_cents(r.before), from_cents(r.after), from_cents(r.room))
+        periods.append(L.PeriodLine(
+            i, p.start, p.end, room, *(from_cents(x) for x in (ln.allowed, ln.applied, ln.refund, ln.forfeited, ln.carried_forward)),
+            origins=tuple(L.OriginLine(o[0], *(from_cents(x) for x in o[1:])) for o in ln.origins), pending=ln.pending, allows=ln.allows))
+    not_yet = {
+        y: {"amount": money(from_cents(f.credit[o])), "allowed_for_period_containing": getattr(prep.windows, y).end.isoformat()}
+        for o, y in enumerate(YEARS)
+        if f.allowed_in[o] is None and f.credit[o] is not None and f.credit[o] > 0
+    }
+    return L.Ledger(tuple(periods), from_cents(f.refund), from_cents(f.carried_forward), not_yet, f.pending_from)
+
+
+def present(
+    prep: Prepared,
+    f: Figures,
     measured: dict[int, tuple[int, int]],
     employee_months: pl.DataFrame | None = None,
-    claim_id: str | None = None,
     explain: bool = True,
 ) -> Determination:
-    """Every rule after the positions pass, for one claim: E1-E5, P5, C1-C3, L1-L5, R1-R3, with
-    the explanation (B1) of each figure. ``explain=False`` leaves the explanation out (for a
-    caller that keeps only the figures, as the batch's tables do): each figure's entry is built
-    only when it is kept, while which figures are undecided (``pending``) is recorded either way."""
+    """One claim's ``Figures`` as a ``Determination`` (``measured``: its monthly sums by month),
+    with the explanation (B1) of each figure: its rule, citation, reading, parameters, inputs and
+    the figures it depends on. ``explain=False`` leaves the explanation out; which figures are
+    undecided (``pending``) is recorded either way."""
+    header, w, t = prep.header, prep.windows, prep.thresholds
     opts = header.options
     tp = header.taxpayer
     trace: list[dict] = []
     undecided: list[str] = []
-    warnings: list[str] = []
 
     def note(figure: str, missing: bool, entry) -> None:
         """Record a figure: undecided when ``missing``; ``entry()`` gives its ``_entry``."""
@@ -103,8 +283,7 @@ def determine(
             trace.append({"figure": figure, **entry()})
 
     # E1-E5 (a), (d)
-    checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
-    eligible = all(c.passed for c in checks)
+    checks, eligible = prep.checks, prep.eligible
     note("eligible", False, lambda: _entry(
         eligible, "E5", "N.J.S.A. 52:27BBB-55(a), (d)", "eligible when every condition holds; every failed condition is reported",
         {"checks": [c.to_dict() for c in checks], **E.operations_began_known(header.location.operations_began, header.location.operations_source)}))
@@ -117,16 +296,13 @@ def determine(
          "option year_one_start": opts.year_one_start}))
 
     # P5: monthly positions and the averages, with completeness (as_of)
-    cut = first_unknown_month(header.as_of)
+    cut = prep.cut
     months = tuple(
         Month(idx, *measured.get(idx, (0, 0)), known=cut is None or idx < cut)
         for idx in range(w.first_month, w.first_month + 36)
     )
-    known = {name: all(m.known for m in months[k * 12:(k + 1) * 12]) for k, name in enumerate(PERIOD_NAMES)}
-    averages: dict[str, Fraction | None] = {}
-    for k, name in enumerate(PERIOD_NAMES):
-        ms = list(months[k * 12:(k + 1) * 12])
-        averages[name] = average(ms, t.full_time_hours) if known[name] else None
+    averages = {name: _fraction(f.averages[k], f.den) for k, name in enumerate(PERIOD_NAMES)}
+    for name in PERIOD_NAMES:
         note(f"average_positions.{name}", averages[name] is None, lambda: _entry(
             exact_decimal(averages[name]) if averages[name] is not None else None, "P5", "N.J.S.A. 52:27BBB-55(e)",
             "sum over the period's twelve months of (full-time positions + part-time hours / full-time hours), divided by 12",
@@ -134,75 +310,45 @@ def determine(
             t.trace, ["employee_months"]))
 
     # C1 (e): new positions
-    new: dict[str, Fraction | None] = {}
-    for name in ("year_one", "year_two"):
-        ok = known["base"] and known[name]
-        new[name] = C.new_positions(averages[name], averages["base"], opts.whole_positions) if ok else None
-        note(f"new_positions.{name}", not ok, lambda: _entry(
-            exact_decimal(new[name]) if ok else None, "C1", "N.J.S.A. 52:27BBB-55(e)",
+    new = {name: _fraction(f.new[o], f.den) for o, name in enumerate(YEARS)}
+    for name in YEARS:
+        note(f"new_positions.{name}", new[name] is None, lambda: _entry(
+            exact_decimal(new[name]) if new[name] is not None else None, "C1", "N.J.S.A. 52:27BBB-55(e)",
             "the rise of the year's average over the base period's, not below zero" + (", rounded down to whole positions" if opts.whole_positions else ""),
             {"exact": exact(new[name]), "option whole_positions": opts.whole_positions},
             depends_on=[f"average_positions.{name}", "average_positions.base"]))
 
     # C2 (a): the credit of each year (zero when not eligible, E5)
-    credit: dict[str, Decimal | None] = {}
-    for name, pname in (("year_one", "amount_year_one"), ("year_two", "amount_year_two")):
-        par = parameter(pname)
-        when = getattr(w, name).start
-        if when < par.values[0].start:
-            warnings.append(f"credit {name.replace('_', ' ')} starts {when}, before the Act's first recorded date {par.values[0].start}; the first recorded amount is used")
-        amount = par.at(when).value
-        credit[name] = None if new[name] is None else (C.credit_amount(new[name], amount) if eligible else ZERO)
+    credit = {name: _cash(f.credit[o]) for o, name in enumerate(YEARS)}
+    for name in YEARS:
+        par, amount = prep.amount(name)
         note(f"credit.{name}", credit[name] is None, lambda: _entry(
             money(credit[name]) if credit[name] is not None else None, "C2", "N.J.S.A. 52:27BBB-55(a)",
             f"${amount} for each new full-time position, rounded half-up to cents" + ("" if eligible else "; zero: the claim is not eligible (E5)"),
-            {"eligible": eligible}, {pname: par.trace(when)}, [f"new_positions.{name}", "eligible"]))
+            {"eligible": eligible}, {par.name: par.trace(getattr(w, name).start)}, [f"new_positions.{name}", "eligible"]))
 
     # C3 (e): sustained effort ratio
-    ratio = None if new["year_one"] is None or new["year_two"] is None else C.sustained_effort_ratio(new["year_one"], new["year_two"])
+    ratio = None if f.ratio is None else Fraction(*f.ratio)
     note("sustained_effort_ratio", ratio is None, lambda: _entry(
         exact_decimal(ratio) if ratio is not None else None, "C3", "N.J.S.A. 52:27BBB-55(e)",
         "year two's new positions / year one's, at most one; zero when year one has none",
         {"exact": exact(ratio)}, depends_on=["new_positions.year_two", "new_positions.year_one"]))
 
     # L2-L3 (b)(3): room of each period
-    rooms = []
-    limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
-    for i, p in enumerate(header.periods):
-        floor = mt = None
-        if limited:
-            try:
-                mt = limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m)
-            except limits.MinimumTaxUnknown as e:
-                raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id) from None
-            floor = max(mt.amount, p.alternative_minimum_assessment or ZERO)
-        before = sum((c.amount for c in p.other_credits if c.order == "before"), ZERO)
-        after = sum((c.amount for c in p.other_credits if c.order == "after"), ZERO)
-        if tp.tax in ("cbt", "insurance_premiums"):
-            r = limits.room(p.liability, limited, floor, before, after, w.year_one.start)
-        else:  # E1: the credit cannot be used against any other tax
-            r = limits.Room(p.liability, False, None, None, None, before, after, ZERO)
-        rooms.append(r)
+    ledger = ledger_of(prep, f)
+    for i, (p, line) in enumerate(zip(header.periods, ledger.periods)):
+        r, mt = line.room, prep.minimum_taxes[i]
         note(f"periods[{i}].room", False, lambda: _entry(
-            money(r.room), "L2" if limited else "L3", limits.CITE,
+            money(r.room), "L2" if prep.limited else "L3", limits.CITE,
             "min(50% of liability, liability - max(minimum tax, AMA)) - other credits before this one, not below zero, rounded down to cents"
-            if limited else "liability - other credits before this one, not below zero (no 50% limit or floor for this tax)",
+            if prep.limited else "liability - other credits before this one, not below zero (no 50% limit or floor for this tax)",
             {"liability": str(p.liability),
-             **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if limited else {}),
+             **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
              "other_credits": [{"name": c.name, "amount": str(c.amount), "order": c.order} for c in p.other_credits]},
-            {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if limited else {}))
+            {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {}))
 
     # L1, L4, L5, R1-R3 (b), (c)
-    cf = opts.carryforward_periods
-    if cf == "form_313":
-        cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
-    pending_years = {n for n in ("year_one", "year_two") if credit[n] is None}
-    ledger = L.run(
-        rooms, [(p.start, p.end) for p in header.periods],
-        {n: credit[n] if credit[n] is not None else ZERO for n in ("year_one", "year_two")},
-        {"year_one": w.year_one.end, "year_two": w.year_two.end},
-        ratio if ratio is not None else Fraction(0), cf, opts.refund, pending_years,
-    )
+    cf = prep.carryforward
     for line in ledger.periods:
         i = line.index
         base = lambda: {"period": f"{line.start}..{line.end}", "pending": line.pending}  # noqa: E731
@@ -233,6 +379,7 @@ def determine(
             cash(line.carried_forward), "L4", "N.J.S.A. 52:27BBB-55(b)(2), (c)(2)",
             "the balances left after application, refund and forfeiture carry to the next period",
             base(), depends_on=[f"periods[{i}].applied", f"periods[{i}].refund", f"periods[{i}].forfeited"]))
+    warnings = list(prep.warnings)
     last = len(header.periods) - 1
     totals_pending = ledger.pending_from is not None
     if last >= 0:
@@ -253,7 +400,7 @@ def determine(
                        "reading": "months after as_of are unknown, not zero; figures that depend on them are left undecided"}
 
     return Determination(
-        claim_id=claim_id or tp.id, taxpayer_id=tp.id, eligible=eligible, checks=checks, windows=w, months=months,
+        claim_id=prep.claim_id, taxpayer_id=tp.id, eligible=eligible, checks=checks, windows=w, months=months,
         full_time_hours=t.full_time_hours, averages=averages, new_positions=new, credit=credit,
         sustained_effort_ratio=ratio, ledger=ledger, pending=pending, warnings=tuple(warnings),
         explanation=tuple(trace), employee_months=employee_months,

@@ -1,27 +1,28 @@
-"""Exact money and ratio arithmetic: Decimal and Fraction only, rounding only where RULES.md says."""
+"""Exact money and ratio arithmetic: whole cents, Decimal and Fraction, never a binary float;
+rounding only where RULES.md says (the rules round in ``law``; this module only converts and writes)."""
 
 from __future__ import annotations
 
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from fractions import Fraction
+
+import polars as pl
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 
 
-def half_up_cents(x: Fraction | Decimal) -> Decimal:
-    """Round to cents, half-up (C2, R1)."""
-    if isinstance(x, Fraction):
-        cents = (x * 100 + Fraction(1, 2)).__floor__() if x >= 0 else -((-x * 100 + Fraction(1, 2)).__floor__())
-        return (Decimal(cents) / 100).quantize(CENT)
-    return x.quantize(CENT, rounding=ROUND_HALF_UP)
+def cents(x: Decimal) -> int:
+    """An amount in whole cents (amounts are validated to whole cents)."""
+    c = x.scaleb(2)
+    whole = int(c)
+    if whole != c:
+        raise ValueError(f"{x} has fractions of a cent")
+    return whole
 
 
-def floor_cents(x: Fraction | Decimal) -> Decimal:
-    """Round down to cents (L2: room is rounded down)."""
-    if isinstance(x, Fraction):
-        return (Decimal((x * 100).__floor__()) / 100).quantize(CENT)
-    return x.quantize(CENT, rounding=ROUND_FLOOR)
+def from_cents(c: int) -> Decimal:
+    return (Decimal(c) / 100).quantize(CENT)
 
 
 def money(x: Decimal) -> str:
@@ -47,3 +48,58 @@ def exact_decimal(x: Fraction, places: int = 6) -> str:
 
 def fraction_text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+# -- columnar text of the same figures (the batch's tables) ------------------------------------
+_WHOLE = pl.Int128
+_INT128_MAX = 2**127 - 1
+_MOST_PLACES = 30  # beyond it, exact_decimal writes the row
+
+
+def _fixed(digits: pl.Expr, places: int) -> pl.Expr:
+    """Non-negative ``digits`` x 10^-places as text with exactly ``places`` decimals."""
+    scale = pl.lit(10**places, dtype=_WHOLE)
+    return pl.format("{}.{}", (digits // scale).cast(pl.Utf8), (digits % scale).cast(pl.Utf8).str.zfill(places))
+
+
+def money_text(cents: pl.Expr) -> pl.Expr:
+    """``money`` of amounts in whole cents (zero or more), as text."""
+    return _fixed(cents, 2)
+
+
+def _twos_fives(n: int) -> tuple[int, int, int]:
+    twos = fives = 0
+    while n % 2 == 0:
+        n, twos = n // 2, twos + 1
+    while n % 5 == 0:
+        n, fives = n // 5, fives + 1
+    return twos, fives, n
+
+
+def exact_decimal_text(frame: pl.DataFrame, num: str, den: str, places: int = 6) -> pl.Series:
+    """``exact_decimal(num / den)`` for every row of ``frame`` (zero or more; null stays null),
+    in whole-number columns: every digit when the fraction terminates (at least ``places``), else
+    half-up to ``places``. A row whose digits would not fit ``Int128`` is written by
+    ``exact_decimal`` itself."""
+    dens = frame.get_column(den).drop_nulls().unique()
+    reach = {d: max(*_twos_fives(d)[:2], places) for d in dens.to_list()}  # places a terminating fraction can need
+    table = pl.DataFrame({
+        den: dens, "_k": pl.Series([reach[d] for d in dens.to_list()], dtype=pl.Int32),
+        "_limit": pl.Series([_INT128_MAX // (2 * 10 ** reach[d]) if reach[d] <= _MOST_PLACES else -1 for d in dens.to_list()], dtype=_WHOLE),
+    })
+    top = min(max(reach.values(), default=places), _MOST_PLACES)
+    n, d, k_row = pl.col(num), pl.col(den), pl.col("_k")
+    fits = (n <= pl.col("_limit")) & (d <= pl.col("_limit"))
+    scaled = {k: n * pl.lit(10**k, dtype=_WHOLE) for k in range(places, top + 1)}
+    text = pl.when(scaled[places] % d == 0).then(_fixed(scaled[places] // d, places))
+    for k in range(places + 1, top + 1):
+        text = text.when((k_row >= k) & (scaled[k] % d == 0)).then(_fixed(scaled[k] // d, k))
+    text = text.otherwise(_fixed((pl.lit(2, dtype=_WHOLE) * scaled[places] + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
+    out = frame.select(num, den).join(table, on=den, how="left", maintain_order="left").select(
+        pl.when(fits).then(text).alias(num), fits.fill_null(True).alias("_fits"))
+    result = out.get_column(num)
+    big = out.with_row_index("_i").filter(~pl.col("_fits")).get_column("_i")
+    if big.len():
+        rows = frame.select(num, den)[big]
+        result = result.scatter(big, [exact_decimal(Fraction(a, b)) for a, b in rows.iter_rows()])
+    return result

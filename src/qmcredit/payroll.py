@@ -57,107 +57,195 @@ def first_unknown_month(as_of: date | None) -> int | None:
     return month_of(as_of) + (1 if over else 0)
 
 
-def _text(name: str) -> pl.Expr:
-    return pl.col(name).cast(pl.Utf8).str.strip_chars()
-
-
-def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None) -> pl.LazyFrame:
-    """Type and check raw payroll rows. Adds ``problem`` (null when the row is good).
-
-    ``as_of_idx``: the first month index that is not yet known (months from it on are unknown,
-    rule "completeness" of issue 2); a row for such a month is a problem.
-    """
-    names = lf.collect_schema().names()
-    for col in RAW_COLUMNS:
-        if col not in names:
-            lf = lf.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
-    if "source" not in names:
-        lf = lf.with_row_index("_row", offset=1).with_columns(
-            pl.format("row {}", pl.col("_row")).alias("source")
-        ).drop("_row")
-
-    # Stage 1: trimmed text, once.
-    lf = lf.with_columns(
-        _text("employee_id").alias("employee_id"),
-        _text("month").alias("month"),
-        _text("hours").str.replace_all(",", "", literal=True).alias("_hours_text"),
-        _text("basis").str.to_lowercase().alias("_basis_text"),
-        _text("ownership_interest").str.to_lowercase().alias("_own_text"),
-        _text("owner_relation").str.to_lowercase().alias("_rel_text"),
-    )
-    # Stage 2: parse.
-    h = pl.col("_hours_text")
-    lf = lf.with_columns(
-        pl.col("month").str.contains(r"^\d{4}-(0[1-9]|1[0-2])$").fill_null(False).alias("_month_ok"),
-        h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False).alias("_h_num"),
-        h.str.extract(r"^[+-]?(\d*)", 1).alias("_int"),
-        h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac"),
-    )
-    year = pl.col("month").str.slice(0, 4).cast(pl.Int32, strict=False)
-    mon = pl.col("month").str.slice(5, 2).cast(pl.Int32, strict=False)
-    lf = lf.with_columns(
-        pl.when(pl.col("_month_ok")).then(year).alias("_year"),
-        pl.when(pl.col("_month_ok")).then(mon).alias("_mon"),
-        (h.str.starts_with("-") & pl.col("_h_num") & h.str.contains(r"[1-9]")).alias("_h_neg"),
-        (pl.col("_frac").str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS).alias("_h_precise"),
-        (pl.col("_int").str.replace(r"^0+", "").str.len_chars() <= 6).alias("_h_small"),
-    )
-    y, m = pl.col("_year"), pl.col("_mon")
+def _days_in(y: pl.Expr, m: pl.Expr) -> pl.Expr:
     leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
-    days = (
+    return (
         pl.when(m == 2).then(pl.when(leap).then(29).otherwise(28))
         .when(m.is_in((4, 6, 9, 11))).then(30)
         .otherwise(31)
     ).cast(pl.Int64)
+
+
+# Row problems, in the order they are reported (the first that applies is the row's problem).
+(_EMPLOYEE, _MONTH, _H_MISSING, _H_NAN, _H_NEGATIVE, _H_PRECISE, _H_TOO_MANY, _BASIS, _OWN, _RELATION,
+ _AS_OF, _DUPLICATE) = range(12)
+
+
+def _month_values(month: pl.Expr) -> list[pl.Expr]:
+    """A raw month -> its trimmed text and ``month_idx`` (null unless YYYY-MM)."""
+    text = month.cast(pl.Utf8).str.strip_chars()
+    ok = text.str.contains(r"^\d{4}-(0[1-9]|1[0-2])$").fill_null(False)
+    y = text.str.slice(0, 4).cast(pl.Int32, strict=False)
+    m = text.str.slice(5, 2).cast(pl.Int32, strict=False)
+    return [text.alias("month"), pl.when(ok).then(y * 12 + m - 1).cast(pl.Int32).alias("month_idx")]
+
+
+def _hours_text(hours: pl.Expr) -> pl.Expr:
+    return hours.cast(pl.Utf8).str.strip_chars().str.replace_all(",", "", literal=True)
+
+
+def _hours_values(hours: pl.Expr) -> list[pl.Expr]:
+    """A raw hours value -> ``hours`` scaled by 10^9 (null unless a number of hours with at most
+    nine decimals and six whole digits) and ``_h_code``, the first problem of the value itself."""
+    h = _hours_text(hours)
+    number = h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False)
+    whole = h.str.extract(r"^[+-]?(\d*)", 1)
+    frac = h.str.extract(r"\.(\d*)$", 1).fill_null("")
+    negative = h.str.starts_with("-") & number & h.str.contains(r"[1-9]")
+    precise = frac.str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS
+    small = whole.str.replace(r"^0+", "").str.len_chars() <= 6
     scaled = (
-        pl.when(pl.col("_int") == "").then(pl.lit("0")).otherwise(pl.col("_int")).cast(pl.Int64, strict=False) * HOURS_SCALE
-        + pl.col("_frac").str.slice(0, HOURS_DECIMALS).str.pad_end(HOURS_DECIMALS, "0").cast(pl.Int64, strict=False)
+        pl.when(whole == "").then(pl.lit("0")).otherwise(whole).cast(pl.Int64, strict=False) * HOURS_SCALE
+        + frac.str.slice(0, HOURS_DECIMALS).str.pad_end(HOURS_DECIMALS, "0").cast(pl.Int64, strict=False)
     )
-    hours_ok = pl.col("_h_num") & ~pl.col("_h_neg") & ~pl.col("_h_precise") & pl.col("_h_small")
-    basis = pl.col("_basis_text")
-    own = pl.col("_own_text")
-    rel = pl.col("_rel_text")
-    lf = lf.with_columns(
-        (y * 12 + m - 1).cast(pl.Int32).alias("month_idx"),
-        pl.when(hours_ok).then(scaled).cast(pl.Int64).alias("hours"),
-        pl.when(basis.is_null() | (basis == "")).then(pl.lit("permanent")).otherwise(basis).alias("basis"),
-        pl.when(own.is_null() | (own == "")).then(False).when(own.is_in(_TRUE)).then(True).when(own.is_in(_FALSE)).then(False).alias("ownership_interest"),
-        pl.when(rel.is_null() | rel.is_in(("", "none", "null"))).then(None).otherwise(rel).alias("owner_relation"),
-        pl.when(pl.col("_month_ok")).then(days).alias("_days"),
+    code = (
+        pl.when(h.is_null() | (h == "")).then(_H_MISSING)
+        .when(~number).then(_H_NAN)
+        .when(negative).then(_H_NEGATIVE)
+        .when(precise).then(_H_PRECISE)
     )
-    q = lambda c: pl.format("'{}'", pl.col(c).fill_null(""))  # noqa: E731
+    return [pl.when(number & ~negative & ~precise & small).then(scaled).cast(pl.Int64).alias("hours"), code.cast(pl.UInt8).alias("_h_code")]
+
+
+def _lower(raw: pl.Expr) -> pl.Expr:
+    return raw.cast(pl.Utf8).str.strip_chars().str.to_lowercase()
+
+
+def _basis_values(raw: pl.Expr) -> list[pl.Expr]:
+    b = _lower(raw)
+    return [pl.when(b.is_null() | (b == "")).then(pl.lit("permanent")).otherwise(b).alias("basis")]
+
+
+def _own_values(raw: pl.Expr) -> list[pl.Expr]:
+    o = _lower(raw)
+    return [pl.when(o.is_null() | (o == "")).then(False).when(o.is_in(_TRUE)).then(True).when(o.is_in(_FALSE)).then(False).alias("ownership_interest")]
+
+
+def _relation_values(raw: pl.Expr) -> list[pl.Expr]:
+    r = _lower(raw)
+    return [pl.when(r.is_null() | r.is_in(("", "none", "null"))).then(None).otherwise(r).alias("owner_relation")]
+
+
+_PARSERS = {
+    "month": _month_values, "hours": _hours_values, "basis": _basis_values,
+    "ownership_interest": _own_values, "owner_relation": _relation_values,
+}
+
+
+#: From this many rows on, each column's distinct values are parsed once and looked up; below it,
+#: the rows are parsed directly (the same ``_PARSERS``), which costs less than the lookup's steps.
+LOOKUP_FROM_ROWS = 50_000
+
+
+def _typed(raw: pl.DataFrame) -> pl.DataFrame:
+    """The typed value of each raw column of a large table (``_PARSERS``), row by row. Payroll
+    values repeat endlessly (a few hundred months, a few thousand distinct hours), so each
+    column's distinct values are parsed once and given back to their rows; the columns are looked
+    up together, so polars spreads them over the cores."""
+    cols = list(_PARSERS)
+    found = raw.select(pl.col(c).cast(pl.Utf8).unique().drop_nulls().implode() for c in cols)
+    distinct = [found.get_column(c)[0] for c in cols]
+    index = raw.select(
+        pl.col(c).cast(pl.Utf8).cast(pl.Enum(v)).to_physical().fill_null(len(v)) for c, v in zip(cols, distinct)
+    )
+    tables = [
+        pl.DataFrame(pl.concat([v, pl.Series([None], dtype=pl.Utf8)]).rename("v")).select(_PARSERS[c](pl.col("v")))
+        for c, v in zip(cols, distinct)
+    ]
+    return index.select(
+        pl.lit(t.get_column(name)).gather(pl.col(c)).alias(name) for c, t in zip(cols, tables) for name in t.columns
+    )
+
+
+def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None) -> pl.LazyFrame:
+    """Type and check raw payroll rows. Adds ``problem`` (null when the row is good).
+
+    ``as_of_idx``: the first month index that is not yet known (months from it on are unknown,
+    rule "completeness" of issue 2); a row for such a month is a problem.
+    ``source``: for rows without a ``source`` column, the expression of a row's location,
+    written only for the rows that have a problem (``source`` is null on the others); without
+    either, rows are "row 1", "row 2", ...
+
+    Payroll values repeat endlessly (a few hundred months, a few thousand distinct hours), so each
+    column's distinct values are parsed once and given back to their rows; the checks that look at
+    more than one column run on the typed values, and the message of a problem is written only for
+    the rows that have one.
+    """
+    df = lf.collect()
+    for col in RAW_COLUMNS:
+        if col not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
+    if "source" not in df.columns and source is None:
+        df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
+    order = [*df.columns, *([] if "source" in df.columns else ["source"]), "month_idx", "problem"]
+    raw = [pl.col(c).alias(f"_raw_{c}") for c in _PARSERS]
+    if df.height < LOOKUP_FROM_ROWS:  # parse the rows themselves: fewer steps than the lookup
+        typed = df.lazy().with_columns(raw).with_columns(e for c in _PARSERS for e in _PARSERS[c](pl.col(f"_raw_{c}")))
+    else:
+        typed = df.drop(*_PARSERS).hstack([*_typed(df).get_columns(), *df.select(raw).get_columns()]).lazy()
+    typed = typed.with_columns(
+        pl.col("employee_id").cast(pl.Utf8).str.strip_chars(), pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"),
+    )
+    month_ok = pl.col("month_idx").is_not_null()
+    emp, hours, idx = pl.col("employee_id"), pl.col("hours"), pl.col("month_idx")
+    days = _days_in(idx // 12, idx % 12 + 1)
     checks = [
-        (pl.col("employee_id").is_null() | (pl.col("employee_id") == ""), pl.lit("employee_id: missing; every row needs the employee it is for")),
-        (~pl.col("_month_ok"), pl.format("month: {} is not a calendar month; write YYYY-MM, e.g. 2004-05", q("month"))),
-        (pl.col("_hours_text").is_null() | (pl.col("_hours_text") == ""), pl.lit("hours: missing; write 0 for a month without work")),
-        (~pl.col("_h_num"), pl.format("hours: {} is not a number of hours; write e.g. 152.5", q("_hours_text"))),
-        (pl.col("_h_neg"), pl.format("hours: {} is negative; hours worked are zero or more", q("_hours_text"))),
-        (pl.col("_h_precise"), pl.format("hours: {} has more than {} decimals; round the source record to {} places", q("_hours_text"), pl.lit(HOURS_DECIMALS), pl.lit(HOURS_DECIMALS))),
-        (
-            pl.col("_month_ok") & (pl.col("hours").is_null() | (pl.col("hours") > pl.col("_days") * 24 * HOURS_SCALE)),
-            pl.format("hours: {} is more than the {} hours that {} has", q("_hours_text"), pl.col("_days") * 24, pl.col("month")),
-        ),
-        (~pl.col("basis").is_in(BASES), pl.format("basis: {} must be permanent, temporary or seasonal", q("basis"))),
-        (pl.col("ownership_interest").is_null(), pl.format("ownership_interest: {} must be true or false", q("_own_text"))),
-        (pl.col("owner_relation").is_not_null() & ~pl.col("owner_relation").is_in(RELATIONS),
-         pl.format("owner_relation: {} must be empty or one of spouse, dependant, ancestor, descendant", q("owner_relation"))),
+        (_EMPLOYEE, emp.is_null() | (emp == "")),
+        (_MONTH, ~month_ok),
+        (None, pl.col("_h_code").is_not_null()),
+        (_H_TOO_MANY, month_ok & (hours.is_null() | (hours > days * 24 * HOURS_SCALE))),
+        (_BASIS, ~pl.col("basis").is_in(BASES)),
+        (_OWN, pl.col("ownership_interest").is_null()),
+        (_RELATION, pl.col("owner_relation").is_not_null() & ~pl.col("owner_relation").is_in(RELATIONS)),
     ]
     if as_of_idx is not None:
         cut = as_of_idx if isinstance(as_of_idx, pl.Expr) else pl.lit(as_of_idx)
-        checks.append((
-            pl.col("_month_ok") & (pl.col("month_idx") >= cut),
-            pl.format("month: {} is not over by as_of; leave months after as_of out (they are unknown, not zero)", pl.col("month")),
-        ))
-    problem = pl.when(checks[0][0]).then(checks[0][1])
-    for cond, msg in checks[1:]:
-        problem = problem.when(cond).then(msg)
-    keys = ["claim_id", "employee_id", "month"] if "claim_id" in names else ["employee_id", "month"]
-    dup = (pl.len().over(keys) > 1) & pl.col("_month_ok")
-    first_source = pl.col("source").first().over(keys)
-    problem = problem.when(dup & (pl.col("source") != first_source)).then(
-        pl.format("employee {} has more than one row for {} (first at {}); give one row per employee and month", pl.col("employee_id"), pl.col("month"), first_source)
-    )
-    return lf.with_columns(problem.otherwise(None).alias("problem")).drop(
-        "_hours_text", "_basis_text", "_own_text", "_rel_text", "_int", "_frac", "_year", "_mon",
-        "_days", "_h_num", "_h_neg", "_h_precise", "_h_small", "_month_ok",
-    )
+        checks.append((_AS_OF, month_ok & (idx >= cut)))
+    code = pl.when(checks[0][1]).then(pl.lit(checks[0][0]))
+    for c, cond in checks[1:]:
+        code = code.when(cond).then(pl.col("_h_code") if c is None else pl.lit(c))
+    rows = typed.with_columns(code.cast(pl.UInt8).alias("_code"))
+    # A second row for an employee and month. Rows whose keys share a hash are candidates; the
+    # exact test runs on the candidates only.
+    keys = ["claim_id", "employee_id", "month_idx"] if "claim_id" in order else ["employee_id", "month_idx"]
+    key_hash = pl.lit(0, dtype=pl.UInt64)
+    for k, c in enumerate(keys):
+        key_hash = key_hash ^ (pl.col(c).hash(k) * (2 * k + 1))
+    candidates = rows.filter(month_ok & (pl.len().over(key_hash) > 1))
+    bad = rows.filter(pl.col("_code").is_not_null())
+    written = "source" not in df.columns  # the source is written only where a row has a problem
+    if written:
+        candidates, bad = candidates.with_columns(source.alias("source")), bad.with_columns(source.alias("source"))
+    first = pl.col("source").first().over(keys)
+    dup = candidates.with_columns(first.alias("_first"), (pl.len().over(keys) > 1).alias("_dup")).filter(
+        pl.col("_dup") & pl.col("_code").is_null() & (pl.col("source") != pl.col("_first"))
+    ).with_columns(pl.lit(_DUPLICATE, dtype=pl.UInt8).alias("_code"))
+    found = pl.concat([bad.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_first")), dup.select(*bad.collect_schema().names(), "_first")])
+    found = found.select("_i", _message().alias("problem"), *(["source"] if written else []))
+    return rows.join(found, on="_i", how="left", maintain_order="left").select(order).collect().lazy()
+
+
+def _message() -> pl.Expr:
+    """The words of each problem (FORMAT.md: the location, what is wrong, what to do)."""
+    q = lambda e: pl.format("'{}'", e.fill_null(""))  # noqa: E731
+    hours, month = _hours_text(pl.col("_raw_hours")), pl.col("month")
+    messages = {
+        _EMPLOYEE: pl.lit("employee_id: missing; every row needs the employee it is for"),
+        _MONTH: pl.format("month: {} is not a calendar month; write YYYY-MM, e.g. 2004-05", q(month)),
+        _H_MISSING: pl.lit("hours: missing; write 0 for a month without work"),
+        _H_NAN: pl.format("hours: {} is not a number of hours; write e.g. 152.5", q(hours)),
+        _H_NEGATIVE: pl.format("hours: {} is negative; hours worked are zero or more", q(hours)),
+        _H_PRECISE: pl.format("hours: {} has more than {} decimals; round the source record to {} places", q(hours), pl.lit(HOURS_DECIMALS), pl.lit(HOURS_DECIMALS)),
+        _H_TOO_MANY: pl.format("hours: {} is more than the {} hours that {} has", q(hours), _days_in(pl.col("month_idx") // 12, pl.col("month_idx") % 12 + 1) * 24, month),
+        _BASIS: pl.format("basis: {} must be permanent, temporary or seasonal", q(pl.col("basis"))),
+        _OWN: pl.format("ownership_interest: {} must be true or false", q(_lower(pl.col("_raw_ownership_interest")))),
+        _RELATION: pl.format("owner_relation: {} must be empty or one of spouse, dependant, ancestor, descendant", q(pl.col("owner_relation"))),
+        _AS_OF: pl.format("month: {} is not over by as_of; leave months after as_of out (they are unknown, not zero)", month),
+        _DUPLICATE: pl.format("employee {} has more than one row for {} (first at {}); give one row per employee and month", pl.col("employee_id"), month, pl.col("_first")),
+    }
+    code = pl.col("_code")
+    items = list(messages.items())
+    expr = pl.when(code == items[0][0]).then(items[0][1])
+    for c, msg in items[1:]:
+        expr = expr.when(code == c).then(msg)
+    return expr

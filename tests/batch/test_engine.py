@@ -88,3 +88,17 @@ def test_payroll_rows_of_unknown_claims_are_counted(tmp_path):
     assert (summary.orphan_rows, summary.orphan_claims, summary.bad_rows, summary.invalid) == (1, ["Z"], 1, 1)
     (line,) = lines(tmp_path / "out").values()
     assert line["problems"] == [{"location": "payroll.csv line 4", "message": "hours: 'lots' is not a number of hours; write e.g. 152.5"}]
+
+
+def test_local_processes_give_the_same_outputs(generated, tmp_path):
+    """--jobs: partitions decided by spawned worker processes, each reading its claims' rows from
+    the table itself (the whole table fits the memory budget) or from the partition pass."""
+    run(generated, "parquet", tmp_path / "one")
+    summary = run(generated, "parquet", tmp_path / "jobs", jobs=2)
+    assert summary.partitions == 2
+    summary = run(generated, "parquet", tmp_path / "split", jobs=2, rows_per_partition=50_000)
+    assert summary.partitions > 2
+    for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
+        one = (tmp_path / "one" / name).read_bytes()
+        assert (tmp_path / "jobs" / name).read_bytes() == one, name
+        assert (tmp_path / "split" / name).read_bytes() == one, name

@@ -7,6 +7,7 @@ claims shows on a terminal and stays quiet otherwise.
 from __future__ import annotations
 
 import json
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
@@ -44,9 +45,10 @@ def batch(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: claims.parquet, ledger.parquet, summary.json (and determinations.jsonl).")],
     periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv): claim_id and one row per privilege or reporting period.")] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Also write determinations.jsonl: each claim's full determination, as `qmcredit compute` gives it.")] = False,
+    jobs: Annotated[int, typer.Option(help="Local processes deciding partitions at once (default: the machine's cores).", min=1)] = os.cpu_count() or 1,
     workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.")] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address, e.g. tcp://10.0.0.5:8786 (workdir must be shared storage).")] = None,
-    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows per claim-hash partition: bounds memory (about 1 GB per million rows at peak).")] = engine.DEFAULT_ROWS_PER_PARTITION,
+    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes (claim-hash partitions): bounds memory.")] = engine.DEFAULT_ROWS_PER_PARTITION,
     workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
 ) -> None:
     """Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."""
@@ -61,7 +63,7 @@ def batch(
                                          min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance, on_start=advance.start)
             else:
                 summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                     workdir=workdir, on_progress=advance, on_start=advance.start)
+                                     jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start)
     except ClaimError as e:
         _err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None

@@ -1,9 +1,11 @@
 """The batch run: the core's rules over many claims, one claim-hash partition at a time.
 
 Each partition goes through the same code as ``qmcredit.decide``: the header is validated by
-``ClaimHeader``; payroll rows are typed and checked by ``payroll.normalize``; P1-P4 are the
-``law.positions`` expressions (``classify``, ``monthly``) over the whole partition, grouped by claim
-and month; every later rule (E1-E5, P5, C1-C3, L1-L5, R1-R3) is ``decide.determine`` per claim.
+``ClaimHeader`` and read by ``decide.prepare`` (W1-W3, E1-E5, parameters, minimum tax); payroll
+rows are typed and checked by ``payroll.normalize``; P1-P4 are the ``law.positions`` expressions
+(``classify``, ``monthly``) over the whole partition, grouped by claim and month; every later rule
+(P5, C1-C3, L1-L5, R1-R3) is ``decide.figures`` per claim, in whole numbers. The tables are
+written column by column from those figures, with the text of ``Determination.to_dict``.
 A claim with a bad header field or a bad payroll row gets a determination naming every problem,
 as ``qmcredit compute`` reports them; the other claims go on.
 
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import gc
 import heapq
+import multiprocessing
 import json
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -30,14 +34,12 @@ import polars as pl
 from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
-from ..decide import claim_constants, determine
-from ..determination import Determination
+from ..decide import Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
-from ..money import exact_decimal, money
-from ..payroll import first_unknown_month
+from ..money import exact_decimal_text, money_text
+from ..payroll import first_unknown_month, normalize
 from ..problems import ClaimError, Problem
 from . import outputs
-from .rows import typed as typed_rows
 from .tables import PAYROLL_COLUMNS, header_doc, read_claims, scan_payroll
 
 DEFAULT_ROWS_PER_PARTITION = 6_000_000
@@ -46,16 +48,19 @@ _HASH_SEED = 20020043  # P.L.2002, c.43: any fixed seed; it only spreads claims 
 
 @dataclass(frozen=True)
 class PayrollSource:
-    """Where a partition's payroll rows are: the input table itself (one partition) or the files
-    of the partition pass (text columns and ``_line`` already there)."""
+    """Where a partition's payroll rows are: the input table itself (``bucket`` = (k, n): the rows
+    of claims hashed to partition k of n, read by each partition from the whole table), or the
+    files of the partition pass (text columns and ``_line`` already there)."""
 
     path: str
     name: str           # the input file's name, for row locations ("payroll.csv line 17")
     partitioned: bool
+    bucket: tuple[int, int] | None = None
 
     def scan(self) -> pl.LazyFrame:
         if not self.partitioned:
-            return scan_payroll(Path(self.path))
+            rows = scan_payroll(Path(self.path))
+            return rows if self.bucket is None else rows.filter(bucket(self.bucket[1]) == self.bucket[0])
         if not self.path:  # no payroll row hashed to this partition
             return pl.LazyFrame(schema={**{c: pl.Utf8 for c in PAYROLL_COLUMNS}, "_line": pl.UInt32})
         return pl.scan_parquet(self.path)
@@ -70,15 +75,6 @@ class PartitionResult:
     bad_rows: int
     orphan_rows: int
     orphan_claims: list[str]
-
-
-def _constants(header: ClaimHeader, cache: dict) -> tuple:
-    """``decide.claim_constants``, computed once per (operations began, options): W1-W3 and the
-    P2-P3 thresholds depend on nothing else."""
-    key = (header.location.operations_began, header.options)
-    if key not in cache:
-        cache[key] = claim_constants(header)
-    return cache[key]
 
 
 def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
@@ -109,32 +105,62 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
     return valid, invalid
 
 
-def key_figures(d: Determination) -> tuple[dict, list[dict]]:
-    """The claim's row and ledger rows: the figures of ``Determination.to_dict`` (same text)."""
-    pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
-    cash = lambda x: None if x is None else money(x)  # noqa: E731
-    totals_pending = d.ledger.pending_from is not None
-    row = {
-        "claim_id": d.claim_id, "taxpayer_id": d.taxpayer_id, "status": "decided", "eligible": d.eligible,
-        "ineligible_because": ",".join(c.rule for c in d.checks if not c.passed) or None,
-        "average_base": pos(d.averages["base"]), "average_year_one": pos(d.averages["year_one"]),
-        "average_year_two": pos(d.averages["year_two"]),
-        "new_year_one": pos(d.new_positions["year_one"]), "new_year_two": pos(d.new_positions["year_two"]),
-        "credit_year_one": cash(d.credit["year_one"]), "credit_year_two": cash(d.credit["year_two"]),
-        "sustained_effort_ratio": pos(d.sustained_effort_ratio),
-        "refund": None if totals_pending else money(d.ledger.refund),
-        "carried_forward": None if totals_pending else money(d.ledger.carried_forward),
-        "pending": d.pending is not None, "problems": None,
-    }
-    ledger = [{
-        "claim_id": d.claim_id, "period": line.index, "start": line.start, "end": line.end,
-        "allowed": None if line.pending else money(line.allowed), "room": money(line.room.room),
-        "applied": None if line.pending else money(line.applied),
-        "refund": None if line.pending else money(line.refund),
-        "forfeited": None if line.pending else money(line.forfeited),
-        "carried_forward": None if line.pending else money(line.carried_forward),
-    } for line in d.ledger.periods]
-    return row, ledger
+def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
+    text), written column by column from each claim's ``Figures``."""
+    big = pl.Int128
+    c: dict[str, list] = {k: [] for k in (
+        "claim_id", "taxpayer_id", "eligible", "ineligible_because", "den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd",
+        "refund", "carried_forward", "pending")}
+    ln: dict[str, list] = {k: [] for k in (
+        "claim_id", "period", "start", "end", "pending", "allowed", "room", "applied", "refund", "forfeited", "carried_forward")}
+    for p, f in zip(prepared, figs):
+        c["claim_id"].append(p.claim_id)
+        c["taxpayer_id"].append(p.header.taxpayer.id)
+        c["eligible"].append(p.eligible)
+        c["ineligible_because"].append(",".join(k.rule for k in p.checks if not k.passed) or None)
+        c["den"].append(f.den)
+        for k in range(3):
+            c[f"a{k}"].append(f.averages[k])
+        for o in (0, 1):
+            c[f"n{o + 1}"].append(f.new[o])
+            c[f"c{o + 1}"].append(f.credit[o])
+        c["rn"].append(None if f.ratio is None else f.ratio[0])
+        c["rd"].append(None if f.ratio is None else f.ratio[1])
+        totals = f.pending_from is None
+        c["refund"].append(f.refund if totals else None)
+        c["carried_forward"].append(f.carried_forward if totals else None)
+        c["pending"].append(p.cut is not None and p.cut < p.windows.first_month + 36)
+        for i, (per, room, line) in enumerate(zip(p.header.periods, f.rooms, f.lines)):
+            for k, v in (("claim_id", p.claim_id), ("period", i), ("start", per.start), ("end", per.end), ("pending", line.pending),
+                         ("allowed", line.allowed), ("room", room.room), ("applied", line.applied), ("refund", line.refund),
+                         ("forfeited", line.forfeited), ("carried_forward", line.carried_forward)):
+                ln[k].append(v)
+    nums = pl.DataFrame({k: pl.Series(c[k], dtype=big) for k in ("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")})
+    text = {name: exact_decimal_text(nums, col, "den") for name, col in (
+        ("average_base", "a0"), ("average_year_one", "a1"), ("average_year_two", "a2"), ("new_year_one", "n1"), ("new_year_two", "n2"))}
+    text["sustained_effort_ratio"] = exact_decimal_text(nums, "rn", "rd")
+    money_cols = {"credit_year_one": "c1", "credit_year_two": "c2", "refund": "refund", "carried_forward": "carried_forward"}
+    claims = pl.DataFrame({
+        "claim_id": pl.Series(c["claim_id"], dtype=pl.Utf8), "taxpayer_id": pl.Series(c["taxpayer_id"], dtype=pl.Utf8),
+        "eligible": pl.Series(c["eligible"], dtype=pl.Boolean), "ineligible_because": pl.Series(c["ineligible_because"], dtype=pl.Utf8),
+        **{name: pl.Series(c[col], dtype=big) for name, col in money_cols.items()},
+        "pending": pl.Series(c["pending"], dtype=pl.Boolean),
+    }).with_columns(
+        pl.lit("decided").alias("status"), *(s.alias(name) for name, s in text.items()),
+        *(money_text(pl.col(name)).alias(name) for name in money_cols), pl.lit(None, dtype=pl.Utf8).alias("problems"),
+    ).select(list(outputs.CLAIMS_SCHEMA))
+    cash = lambda k: pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k)  # noqa: E731
+    ledger = pl.DataFrame({
+        "claim_id": pl.Series(ln["claim_id"], dtype=pl.Utf8), "period": pl.Series(ln["period"], dtype=pl.Int32),
+        "start": pl.Series(ln["start"], dtype=pl.Date), "end": pl.Series(ln["end"], dtype=pl.Date),
+        "pending": pl.Series(ln["pending"], dtype=pl.Boolean),
+        **{k: pl.Series(ln[k], dtype=big) for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward")},
+    }).select(
+        "claim_id", "period", "start", "end", cash("allowed"), money_text(pl.col("room")).alias("room"),
+        *(cash(k) for k in ("applied", "refund", "forfeited", "carried_forward")),
+    ).cast(outputs.LEDGER_SCHEMA)
+    return claims, ledger
 
 
 def invalid_row(cid: str, taxpayer_id: str | None, found: list[Problem]) -> dict:
@@ -154,19 +180,26 @@ def invalid_json(cid: str, found: list[Problem]) -> str:
 
 
 def measure(rows: pl.LazyFrame, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame, int, pl.Series]:
-    """Type and check every payroll row (``normalize``, via ``rows.typed``), then P1-P4
-    (``classify``, ``monthly``) over the claims none of whose rows has a problem. Returns the
-    monthly sums by claim code and month, the bad rows, the number of rows, and the claim ids of
-    rows whose claim is not in the claims table (orphans)."""
-    joined = rows.join(constants.lazy().select("claim_id", "_code", "as_of_idx"), on="claim_id", how="left").collect()
-    orphans = joined.filter(pl.col("_code").is_null()).get_column("claim_id")
-    typed = typed_rows(joined.filter(pl.col("_code").is_not_null()).drop("claim_id"), name).rename({"_code": "claim_id"})
+    """Type and check every payroll row (``payroll.normalize``), then P1-P4 (``classify``,
+    ``monthly``) over the claims none of whose rows has a problem. ``constants``: one row per
+    claim, in claim-id order, its row number being the claim's code. Returns the monthly sums by
+    claim code and month, the bad rows, the number of rows, and the claim ids of rows whose claim
+    is not in the claims table (orphans)."""
+    rows = rows.collect()
+    code = pl.col("claim_id").cast(pl.Enum(constants.get_column("claim_id")), strict=False).to_physical().cast(pl.Int64)
+    coded = rows.with_columns(code.alias("_code"))
+    orphans = coded.filter(pl.col("_code").is_null()).get_column("claim_id")
+    known = coded.filter(pl.col("_code").is_not_null()).drop("claim_id").rename({"_code": "claim_id"}).with_columns(
+        pl.lit(constants.get_column("as_of_idx")).gather(pl.col("claim_id")).alias("as_of_idx"))
+    typed = normalize(
+        known.lazy(), as_of_idx=pl.col("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line"))
+    ).collect()
     bad = typed.filter(pl.col("problem").is_not_null()).sort("claim_id", "_line").select("claim_id", "source", "problem")
-    claim_columns = constants.lazy().select(pl.col("_code").alias("claim_id"), *CLAIM_COLUMNS)
-    good = typed.lazy().filter(~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode())).join(
-        claim_columns, on="claim_id", how="inner").filter(pl.col("base_idx").is_not_null())
+    good = typed.lazy().filter(~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode())).with_columns(
+        pl.lit(constants.get_column(c)).gather(pl.col("claim_id")).alias(c) for c in CLAIM_COLUMNS
+    ).filter(pl.col("base_idx").is_not_null())
     per_month = monthly(classify(good)).collect()
-    return per_month, bad, joined.height, orphans
+    return per_month, bad, rows.height, orphans
 
 
 @contextmanager
@@ -192,49 +225,55 @@ def decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) 
 def _decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
     valid, invalid = headers(claims)
     cache: dict = {}
-    codes = {cid: i for i, cid in enumerate(sorted(valid.keys() | invalid.keys()))}
-    consts = {k: [] for k in ("claim_id", "_code", "as_of_idx", *CLAIM_COLUMNS)}
-    for cid, code in codes.items():
+    ids = sorted(valid.keys() | invalid.keys())  # a claim's code is its place here
+    prepared: dict[str, Prepared] = {}
+    unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
+    consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
+    for cid in ids:
         header = valid.get(cid)
-        cols = _constants(header, cache)[2] if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+        cols = cached_constants(header, cache)[2] if header is not None else dict.fromkeys(CLAIM_COLUMNS)
         consts["claim_id"].append(cid)
-        consts["_code"].append(code)
         consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
         for k in CLAIM_COLUMNS:
             consts[k].append(cols[k])
-    constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "_code": pl.Int64, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
+        if header is not None:
+            try:
+                prepared[cid] = prepare(header, cid, cache)
+            except ClaimError as e:
+                unprepared[cid] = e.problems
+    constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
     per_month, bad, rows, orphans = measure(payroll.scan(), constants, payroll.name)
 
-    found_rows: dict[int, list[Problem]] = {}
+    found: dict[int, list[Problem]] = {}
     for code, source, message in bad.iter_rows():
-        found_rows.setdefault(code, []).append(Problem(source, message))
-    measured: dict[int, dict[int, tuple[int, int]]] = {}
-    for code, idx, ft, eqh in per_month.iter_rows():
-        measured.setdefault(code, {})[idx] = (ft, eqh)
-
-    out_rows, ledger_rows, lines = [], [], []
-    for cid, code in codes.items():
-        header = valid.get(cid)
-        found = invalid.get(cid, []) + found_rows.get(code, [])
-        if not found:
-            w, t, _ = _constants(header, cache)
-            try:
-                d = determine(header, w, t, measured.get(code, {}), None, claim_id=cid, explain=False)
-            except ClaimError as e:
-                found = e.problems
-        if found:
-            out_rows.append(invalid_row(cid, header.taxpayer.id if header else None, found))
+        found.setdefault(code, []).append(Problem(source, message))
+    invalid_rows, lines = [], []
+    decided: list[int] = []
+    for code, cid in enumerate(ids):
+        problems = invalid.get(cid, []) + found.get(code, []) or unprepared.get(cid, [])
+        if problems:
+            header = valid.get(cid)
+            invalid_rows.append(invalid_row(cid, header.taxpayer.id if header else None, problems))
             if jsonl:
-                lines.append((cid, invalid_json(cid, found)))
-            continue
-        row, ledger = key_figures(d)
-        out_rows.append(row)
-        ledger_rows += ledger
-        if jsonl:
-            lines.append((cid, json.dumps(d.to_dict(explain=False), ensure_ascii=False)))
+                lines.append((cid, invalid_json(cid, problems)))
+        else:
+            decided.append(code)
+    chosen = [prepared[ids[code]] for code in decided]
+    sums = measured_sums(per_month, chosen, decided)
+    figs = [figures(p, sums[code]) for p, code in zip(chosen, decided)]
+    claim_rows, ledger_rows = key_figures(chosen, figs)
+    if jsonl and decided:
+        measured: dict[int, dict[int, tuple[int, int]]] = {}
+        for code, idx, ft, eqh in per_month.filter(pl.col("claim_id").is_in(decided)).iter_rows():
+            measured.setdefault(code, {})[idx] = (ft, eqh)
+        lines += [
+            (p.claim_id, json.dumps(present(p, f, measured.get(code, {}), None, explain=False).to_dict(explain=False), ensure_ascii=False))
+            for p, f, code in zip(chosen, figs, decided)
+        ]
+        lines.sort(key=lambda x: x[0])
+    out = pl.concat([claim_rows, pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA)]).sort("claim_id")
     return PartitionResult(
-        pl.DataFrame(out_rows, schema=outputs.CLAIMS_SCHEMA), pl.DataFrame(ledger_rows, schema=outputs.LEDGER_SCHEMA),
-        lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
+        out, ledger_rows.sort("claim_id", "period"), lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
     )
 
 
@@ -267,6 +306,18 @@ def serial_map(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, Partition
     return (fn(*a) for a in args)
 
 
+def process_map(jobs: int) -> Mapper:
+    """A ``Mapper`` over ``jobs`` local worker processes, yielding results as they finish. The
+    processes are spawned, not forked: polars' thread pool does not survive a fork."""
+
+    def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            for future in as_completed([pool.submit(fn, *a) for a in args]):
+                yield future.result()
+
+    return mapper
+
+
 def partition_count(payroll: Path, rows_per_partition: int) -> int:
     """Partitions needed to keep each under ``rows_per_partition`` rows (a CSV is estimated from
     its size, at 24 bytes a row, which overestimates rows of realistic ids)."""
@@ -296,19 +347,24 @@ def split_payroll(payroll: Path, n: int, workdir: Path) -> list[PayrollSource]:
 
 def run(
     claims: Path, payroll: Path, out: Path, *, periods: Path | None = None, jsonl: bool = False,
-    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper = serial_map,
-    workdir: Path | None = None, on_progress: Callable[[int, int], None] | None = None,
+    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper | None = None,
+    jobs: int = 1, workdir: Path | None = None, on_progress: Callable[[int, int], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
-    ``out``. ``mapper`` runs ``decide_partition`` over the partitions (here, or on Dask);
-    ``on_start(claims)`` is told the number of claims-table rows, ``on_progress(rows, claims)``
-    as each partition is done. The outputs are sorted by
-    claim id, so they do not depend on the partitioning or on where partitions ran."""
+    ``out``. ``mapper`` runs ``decide_partition`` over the partitions (on Dask, say); without
+    one, they run here (``jobs`` = 1) or on ``jobs`` local processes, which then share
+    ``rows_per_partition`` (the rows in memory at once). ``on_start(claims)`` is told the number
+    of claims-table rows, ``on_progress(rows, claims)`` as each partition is done. The outputs are
+    sorted by claim id, so they do not depend on the partitioning or on where partitions ran."""
     started = time.perf_counter()
     table = read_claims(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
-    n = max(min_partitions, partition_count(payroll, rows_per_partition))
+    if mapper is None:
+        mapper = serial_map if jobs <= 1 else process_map(jobs)
+        rows_per_partition = max(1, rows_per_partition // max(1, jobs))
+    by_size = partition_count(payroll, rows_per_partition)
+    n = max(min_partitions, by_size, jobs)
     if on_start:
         on_start(table.height - summary.claims_without_id)
     out.mkdir(parents=True, exist_ok=True)
@@ -316,6 +372,8 @@ def run(
     try:
         if n == 1:
             sources = [PayrollSource(str(payroll), payroll.name, False)]
+        elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
+            sources = [PayrollSource(str(payroll), payroll.name, False, (k, n)) for k in range(n)]
         else:
             sources = split_payroll(payroll, n, scratch / "payroll")
         table = table.with_columns(bucket(n))

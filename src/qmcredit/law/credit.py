@@ -7,31 +7,35 @@
 > full-time position equivalents ...
 > "Sustained effort ratio" means the proportion that the credit year two new full-time positions
 > bears to the credit year one new full-time positions, not to exceed one.
+
+Exact whole numbers: a count of positions is a numerator over its claim's denominator ``den``
+(``law.positions.average_denominator``); money is in cents. Python integers never overflow.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
-from fractions import Fraction
 
-from ..money import half_up_cents
-
-
-def new_positions(average_year: Fraction, average_base: Fraction, whole_positions: bool) -> Fraction:
-    """C1 (e): the year's average minus the base period's, never below zero; fractions are kept
-    unless option ``whole_positions`` rounds down to whole positions."""
-    rise = max(average_year - average_base, Fraction(0))
-    return Fraction(rise.__floor__()) if whole_positions else rise
+def new_positions(year: int | None, base: int | None, den: int, whole_positions: bool) -> int | None:
+    """C1 (e): the year's average minus the base period's, never below zero (numerators over
+    ``den``); with option ``whole_positions``, rounded down to whole positions. None while either
+    average is not known."""
+    if year is None or base is None:
+        return None
+    rise = max(year - base, 0)
+    return rise // den * den if whole_positions else rise
 
 
-def credit_amount(positions: Fraction, amount_per_position: Decimal) -> Decimal:
+def credit_cents(new: int, den: int, amount_cents: int) -> int:
     """C2 (a): the amount per new position (year one $2,500, year two $1,250) times the new
-    positions, rounded half-up to cents."""
-    return half_up_cents(Fraction(amount_per_position) * positions)
+    positions (``new`` / ``den``), rounded half-up to cents."""
+    return (2 * amount_cents * new + den) // (2 * den)
 
 
-def sustained_effort_ratio(new_year_one: Fraction, new_year_two: Fraction) -> Fraction:
-    """C3 (e): year two's new positions / year one's, not more than one; zero when year one has none."""
-    if new_year_one <= 0:
-        return Fraction(0)
-    return min(new_year_two / new_year_one, Fraction(1))
+def sustained_effort_ratio(new_one: int | None, new_two: int | None) -> tuple[int, int] | None:
+    """C3 (e): year two's new positions / year one's, not more than one; zero when year one has
+    none. As (numerator, denominator); None while either year is not known."""
+    if new_one is None or new_two is None:
+        return None
+    if new_one <= 0:
+        return 0, 1
+    return min(new_two, new_one), new_one

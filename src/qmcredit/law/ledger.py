@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from fractions import Fraction
 
-from ..money import ZERO, half_up_cents
 from .limits import Room
 
 ORIGINS = ("year_one", "year_two")
@@ -34,12 +32,78 @@ def period_of_allowance(ends: date, periods: list[tuple[date, date]]) -> int | N
     return None
 
 
-@dataclass
-class _Lot:
-    origin: str
-    allowed_in: int
-    amount: Decimal
-    remaining: Decimal
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One period of the ledger, in cents. ``origins``: (year of origin, opening, allowed, applied,
+    refund, forfeited, closing) of each balance open in the period (Form 313 Part V)."""
+
+    allows: tuple[str, ...]
+    pending: bool
+    allowed: int
+    applied: int
+    refund: int
+    forfeited: int
+    carried_forward: int
+    origins: tuple[tuple[str, int, int, int, int, int, int], ...]
+
+
+def run(
+    rooms: list[int],
+    allowed_in: tuple[int | None, int | None],
+    credits: tuple[int | None, int | None],
+    ratio: tuple[int, int] | None,
+    carryforward_periods: int | None,
+    take_refund: bool,
+) -> tuple[tuple[Line, ...], int | None]:
+    """Apply the credits period by period (L4: year one's balance before year two's), refund at the
+    close of year two's period (R1-R3), forfeit what outlives the carryforward limit (L5). In cents.
+
+    ``rooms``: each period's room (L2-L3), in date order; ``allowed_in``: the period of allowance of
+    each credit year (L1); ``credits``: each year's credit (C2), None while not known (months after
+    ``as_of``): the periods from the first one such a credit would enter are left undecided.
+    Returns the lines and that first undecided period."""
+    pending_from = min((p for p, c in zip(allowed_in, credits) if c is None and p is not None), default=None)
+    ratio_num, ratio_den = ratio if ratio is not None else (0, 1)
+    balance = [0, 0]
+    open_ = [False, False]
+    lines = []
+    for i, rm in enumerate(rooms):
+        allows = tuple(ORIGINS[o] for o in (0, 1) if allowed_in[o] == i)
+        if pending_from is not None and i >= pending_from:
+            lines.append(Line(allows, True, 0, 0, 0, 0, 0, ()))
+            continue
+        opening = [balance[o] if open_[o] else 0 for o in (0, 1)]
+        allowed = [0, 0]
+        for o in (0, 1):  # L1: allowed for the period in which or with which the credit year ends
+            if allowed_in[o] == i:
+                allowed[o] = balance[o] = credits[o] or 0
+                open_[o] = True
+        # L4 (b)(2): the older balance (year one's) first, up to the room of L2/L3.
+        left, applied = rm, [0, 0]
+        for o in (0, 1):
+            if open_[o]:
+                applied[o] = min(balance[o], left)
+                balance[o] -= applied[o]
+                left -= applied[o]
+        # R1 (c)(2): at the close of year two's period, year one's balance x the ratio is an
+        # overpayment, rounded half-up to cents (R3: unless the refund is not taken).
+        refund = 0
+        if allowed_in[1] == i and take_refund and open_[0]:
+            refund = min((2 * balance[0] * ratio_num + ratio_den) // (2 * ratio_den), balance[0])
+            balance[0] -= refund
+        # L5: what is left after the last period of use is forfeited.
+        forfeited = [0, 0]
+        for o in (0, 1):
+            if open_[o] and carryforward_periods is not None and i >= allowed_in[o] + carryforward_periods:
+                forfeited[o], balance[o] = balance[o], 0
+        origins = tuple(
+            (ORIGINS[o], opening[o], allowed[o], applied[o], refund if o == 0 else 0, forfeited[o], balance[o])
+            for o in (0, 1) if open_[o]
+        )
+        for o in (0, 1):  # a balance used up leaves the ledger
+            open_[o] = open_[o] and balance[o] > 0
+        lines.append(Line(allows, False, sum(allowed), sum(applied), refund, sum(forfeited), balance[0] + balance[1], origins))
+    return tuple(lines), pending_from
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,80 +147,3 @@ class Ledger:
     pending_from: int | None
 
 
-def run(
-    rooms: list[Room],
-    period_dates: list[tuple[date, date]],
-    credits: dict[str, Decimal],
-    year_ends: dict[str, date],
-    ratio: Fraction,
-    carryforward_periods: int | None,
-    take_refund: bool,
-    pending: set[str],
-) -> Ledger:
-    """Apply the credits period by period (L4: year one's balance before year two's), refund at the
-    close of year two's period (R1-R3), forfeit what outlives the carryforward limit (L5).
-
-    ``pending``: the credit years whose amount is not known yet (months after ``as_of``); the
-    periods from the first one they would enter are left undecided."""
-    allowed_in = {o: period_of_allowance(year_ends[o], period_dates) for o in ORIGINS}
-    pending_from = min((allowed_in[o] for o in pending if allowed_in[o] is not None), default=None)
-    lots: list[_Lot] = []
-    lines: list[PeriodLine] = []
-    refund_total = ZERO
-    for i, (start, end) in enumerate(period_dates):
-        rm = rooms[i]
-        allows = tuple(o for o in ORIGINS if allowed_in[o] == i)
-        if pending_from is not None and i >= pending_from:
-            lines.append(PeriodLine(i, start, end, rm, ZERO, ZERO, ZERO, ZERO, ZERO, (), True, allows))
-            continue
-        opening = {lot.origin: lot.remaining for lot in lots}
-        for o in allows:  # L1: allowed for the period in which or with which the credit year ends
-            lots.append(_Lot(o, i, credits[o], credits[o]))
-        lots.sort(key=lambda lot: (lot.allowed_in, ORIGINS.index(lot.origin)))
-        # L4 (b)(2): use the older balance first, up to the room of L2/L3.
-        left = rm.room
-        used: dict[str, Decimal] = {}
-        for lot in lots:
-            take = min(lot.remaining, left)
-            lot.remaining -= take
-            left -= take
-            used[lot.origin] = take
-        # R1 (c)(2): at the close of year two's period, year one's remaining balance x the ratio is an overpayment.
-        refunds: dict[str, Decimal] = {}
-        if allowed_in["year_two"] == i and take_refund:
-            for lot in lots:
-                if lot.origin == "year_one":
-                    r = min(half_up_cents(Fraction(lot.remaining) * ratio), lot.remaining)
-                    lot.remaining -= r
-                    refunds["year_one"] = r
-        # L5: what is left after the last period of use is forfeited.
-        forfeits: dict[str, Decimal] = {}
-        for lot in lots:
-            if carryforward_periods is not None and i >= lot.allowed_in + carryforward_periods and lot.remaining > 0:
-                forfeits[lot.origin] = lot.remaining
-                lot.remaining = ZERO
-        origins = tuple(
-            OriginLine(
-                lot.origin, opening.get(lot.origin, ZERO), credits[lot.origin] if lot.allowed_in == i else ZERO,
-                used.get(lot.origin, ZERO), refunds.get(lot.origin, ZERO), forfeits.get(lot.origin, ZERO), lot.remaining,
-            )
-            for lot in lots
-        )
-        lots = [lot for lot in lots if lot.remaining > 0]
-        refund_total += sum(refunds.values(), ZERO)
-        lines.append(PeriodLine(
-            i, start, end, rm,
-            allowed=sum((credits[o] for o in allows), ZERO),
-            applied=sum(used.values(), ZERO),
-            refund=sum(refunds.values(), ZERO),
-            forfeited=sum(forfeits.values(), ZERO),
-            carried_forward=sum((lot.remaining for lot in lots), ZERO),
-            origins=origins, allows=allows,
-        ))
-    not_yet = {
-        o: {"amount": str(credits[o]), "allowed_for_period_containing": year_ends[o].isoformat()}
-        for o in ORIGINS
-        if allowed_in[o] is None and o not in pending and credits[o] > 0
-    }
-    carried = sum((lot.remaining for lot in lots), ZERO)
-    return Ledger(tuple(lines), refund_total, carried, not_yet, pending_from)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..money import ZERO, floor_cents
-from .parameters import minimum_tax_parameters, parameter
+from ..money import ZERO
+from .parameters import minimum_tax_parameters
 
 CITE = "N.J.S.A. 52:27BBB-55(b)(3)"
 
@@ -82,14 +82,15 @@ class Room:
         }
 
 
-def room(liability: Decimal, limited: bool, floor: Decimal | None, other_before: Decimal, other_after: Decimal, on: "object") -> Room:
-    """L2 (b)(3): room = min(50% x liability, liability - floor) - other credits before, never below
-    zero, rounded down to cents. L3: without the limits (insurers), room = liability - other before."""
-    if limited:
-        share = parameter("credit_limit_share").at(on).value
-        cap = floor_cents(liability * share)
-        fl = floor or ZERO
-        above = liability - fl
-        r = min(cap, above) - other_before
-        return Room(liability, True, cap, fl, above, other_before, other_after, floor_cents(max(r, ZERO)))
-    return Room(liability, False, None, None, None, other_before, other_after, floor_cents(max(liability - other_before, ZERO)))
+def room(liability: int, limited: bool, eligible_tax: bool, floor: int, before: int, share: tuple[int, int]) -> tuple[int | None, int | None, int]:
+    """L2 (b)(3): room = min(50% x liability, liability - floor) - other credits before, never
+    below zero, rounded down to cents. L3: without the limits (insurers), room = liability - other
+    credits before. E1: against any other tax, no room. In cents: returns the Part IV lines
+    (50% cap, liability above the floor, room); the first two only where the limits apply."""
+    if not eligible_tax:
+        return None, None, 0
+    if not limited:
+        return None, None, max(liability - before, 0)
+    cap = liability * share[0] // share[1]  # 50% of the liability, rounded down to cents
+    above = liability - floor
+    return cap, above, max(min(cap, above) - before, 0)

@@ -149,10 +149,27 @@ class Month:
         return self.full_time + self.equivalents(full_time_hours)
 
 
-def average(months: list[Month], full_time_hours: Fraction) -> Fraction:
-    """P5 (e): the average number of positions of a period = the sum over its twelve months of
-    (full-time positions + equivalents) / 12; a month with no hours recorded counts as zero."""
-    assert len(months) == 12
-    full_time = sum(m.full_time for m in months)
-    equivalent_hours = Fraction(sum(m.equivalent_hours for m in months), HOURS_SCALE)
-    return (full_time + equivalent_hours / full_time_hours) / 12
+def period_sums(per_month: pl.DataFrame, claims: pl.DataFrame) -> pl.DataFrame:
+    """P5 (e): for each claim (``claims``: ``claim_id``, ``base_idx``) and each period k (0 base,
+    1 year one, 2 year two), the full-time positions ``full_time_k`` and the equivalent hours
+    ``equivalent_hours_k`` summed over its twelve months (``monthly``); a month with no hours
+    recorded counts as zero."""
+    k = (pl.col("month_idx") - pl.col("base_idx")) // 12
+    sums = per_month.join(claims.select("claim_id", "base_idx"), on="claim_id").group_by("claim_id").agg(
+        *(pl.col("full_time").filter(k == i).sum().alias(f"full_time_{i}") for i in range(3)),
+        *(pl.col("equivalent_hours").filter(k == i).sum().alias(f"equivalent_hours_{i}") for i in range(3)),
+    )
+    return claims.select("claim_id").join(sums, on="claim_id", how="left").with_columns(
+        *(pl.col(f"{c}_{i}").fill_null(0).cast(pl.Int128) for c in ("full_time", "equivalent_hours") for i in range(3)))
+
+
+def average_numerator(full_time: int, equivalent_hours: int, ft_num: int, ft_den: int) -> int:
+    """P5 (e): a period's average number of positions, (full-time positions + equivalent hours /
+    full-time hours) summed over its twelve months / 12, as a numerator over
+    ``average_denominator``: with full-time hours x 10^9 = ``ft_num`` / ``ft_den``, it is
+    (full_time x ft_num + equivalent_hours x ft_den) / (12 x ft_num)."""
+    return full_time * ft_num + equivalent_hours * ft_den
+
+
+def average_denominator(ft_num: int) -> int:
+    return 12 * ft_num

@@ -5,7 +5,18 @@ A thin shell around the core: it loads a claim, calls ``qmcredit.decide``, store
 ``create_app(settings)`` builds the FastAPI application; ``cli.serve`` runs it.
 """
 
-from .app import create_app
-from .settings import Settings
-
 __all__ = ["create_app", "Settings"]
+
+
+def __getattr__(name: str):
+    """Imported when first used, so that ``qmcredit`` commands other than ``serve`` start
+    without loading the web stack."""
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    if name == "Settings":
+        from .settings import Settings
+
+        return Settings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
