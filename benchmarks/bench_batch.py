@@ -1,10 +1,11 @@
 """Benchmark of ``qmcredit batch`` (issue 3), run by hand; figures go in benchmarks/batch.md.
 
 For each size (employee-month rows) it generates data with ``qmcredit synth`` (seed 1, kept in
-benchmarks/data/), then measures, each in its own subprocess (wall time and peak RSS from
-``/usr/bin/time -v``):
+benchmarks/data/), then measures, each in its own subprocess (wall time; peak memory as the
+largest sum of the resident sets of the process and all its children, sampled every 20 ms):
 
-- batch: ``engine.run`` on the Parquet tables (one machine, the CLI's default path);
+- batch: the ``qmcredit batch`` command on the Parquet tables, as a user runs it (defaults: one
+  worker process per core);
 - floor: one DuckDB SQL query computing only the per-claim monthly full-time and equivalent counts
   and the three averages (P2-P5 with W1-W3 read off the claims table), written to Parquet;
 - single: ``qmcredit.decide`` claim by claim (load the claim, decide it) on a random sample of
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import psutil
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
@@ -54,11 +56,11 @@ SELECT claim_id, period, (sum(ft) + sum(eqh) / 140) / 12 AS average FROM m GROUP
 """
 
 BATCH = """
-from pathlib import Path
-from qmcredit.batch import engine
-d = Path({data!r})
-s = engine.run(d / "claims.parquet", d / "payroll.parquet", Path({out!r}), periods=d / "periods.parquet")
-print("SUMMARY", s.claims, s.rows)
+import sys
+from qmcredit.cli import main
+d = {data!r}
+sys.argv = ["qmcredit", "batch", d + "/claims.parquet", d + "/payroll.parquet", "--periods", d + "/periods.parquet", "--out", {out!r}]
+main()
 """
 
 FLOOR = """
@@ -69,6 +71,8 @@ duckdb.sql({sql!r})
 SINGLE = """
 import json, random, time
 from pathlib import Path
+
+import psutil
 import polars as pl
 from qmcredit.batch.tables import header_doc, read_claims, scan_payroll
 from qmcredit.decide import decide
@@ -94,14 +98,22 @@ print("PERCLAIM", spent / len(ids), table.height)
 
 
 def measure(code: str) -> dict:
-    """Run ``code`` in a fresh interpreter under /usr/bin/time -v: wall seconds, peak RSS (MB), stdout."""
+    """Run ``code`` in a fresh interpreter: wall seconds, peak memory (MB) of its process tree, stdout."""
     t = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-c", code], capture_output=True, text=True)
+    proc = psutil.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            tree = [proc, *proc.children(recursive=True)]
+            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t
-    if r.returncode:
-        raise SystemExit(r.stderr[-3000:])
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1)) / 1024
-    return {"wall_s": round(wall, 2), "peak_mb": round(peak), "stdout": r.stdout}
+    if proc.returncode:
+        raise SystemExit(stderr[-3000:])
+    return {"wall_s": round(wall, 2), "peak_mb": round(peak / 2**20), "stdout": stdout}
 
 
 def ensure_data(rows: int) -> Path:
@@ -119,7 +131,8 @@ def bench(rows: int, sample: int) -> dict:
     d = ensure_data(rows)
     out = DATA / f"out-{rows}"
     batch = measure(BATCH.format(data=str(d), out=str(out)))
-    claims, actual_rows = map(int, batch["stdout"].split("SUMMARY")[1].split())
+    summary = json.loads(batch["stdout"])
+    claims, actual_rows = summary["claims"], summary["rows"]
     floor = measure(FLOOR.format(sql=FLOOR_SQL.format(claims=d / "claims.parquet", payroll=d / "payroll.parquet", out=DATA / f"floor-{rows}.parquet")))
     single = measure(SINGLE.format(data=str(d), sample=sample))
     per_claim = float(single["stdout"].split("PERCLAIM")[1].split()[0])

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from fractions import Fraction
+from typing import NamedTuple
 
 import polars as pl
 
@@ -33,7 +35,7 @@ from .law.eligibility import Check
 from .law.parameters import Parameter, parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average_denominator, average_numerator, classify, monthly, period_sums
 from .law.windows import PERIOD_NAMES, Windows, windows
-from .money import ZERO, cents, exact_decimal, from_cents, money
+from .money import cents, exact_decimal, from_cents, money
 from .payroll import first_unknown_month
 from .problems import ClaimError, Problem
 
@@ -80,6 +82,9 @@ class Prepared:
     carryforward: int | None              # L5
     share: tuple[int, int]                # L2: the 50% limit, as a fraction
     amount_cents: tuple[int, int]         # C2: the amount per new position of each credit year
+    year_ends: tuple[date, date]          # L1: the last day of each credit year
+    period_dates: tuple[tuple[date, date], ...]
+    period_cents: tuple[tuple[int, int, int, int], ...]  # L2-L3: liability, floor, other credits before, after
     warnings: tuple[str, ...]
 
     @property
@@ -123,12 +128,29 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
     share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
     amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
-    return Prepared(header, claim_id or tp.id, w, t, cols, checks, first_unknown_month(header.as_of), limited, tuple(mts), cf,
-                    (share.numerator, share.denominator), amounts, tuple(warnings))
+    return Prepared(
+        header, claim_id or tp.id, w, t, cols, checks, first_unknown_month(header.as_of), limited, tuple(mts), cf,
+        (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end),
+        tuple((p.start, p.end) for p in header.periods), tuple(map(_period_cents, header.periods, mts)), tuple(warnings))
 
 
-@dataclass(frozen=True, slots=True)
-class PeriodRoom:
+def _period_cents(p, mt: limits.MinimumTax | None) -> tuple[int, int, int, int]:
+    """A period's L2-L3 inputs in cents: liability, floor (max of minimum tax and AMA, where the
+    limits apply), other credits applied before this one and after it."""
+    floor = 0
+    if mt is not None:
+        ama = p.alternative_minimum_assessment
+        floor = cents(mt.amount if ama is None or mt.amount >= ama else ama)
+    before = after = 0
+    for c in p.other_credits:
+        if c.order == "before":
+            before += cents(c.amount)
+        else:
+            after += cents(c.amount)
+    return cents(p.liability), floor, before, after
+
+
+class PeriodRoom(NamedTuple):
     """Form 313 Part IV of one period, in cents (L2-L3)."""
 
     liability: int
@@ -140,8 +162,7 @@ class PeriodRoom:
     room: int
 
 
-@dataclass(frozen=True, slots=True)
-class Figures:
+class Figures(NamedTuple):
     """Every figure of one claim after the positions pass, exact: positions as numerators over
     ``den``, money in cents; None where a month after ``as_of`` leaves it undecided."""
 
@@ -168,11 +189,11 @@ class Figures:
 def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figures:
     """P5, C1-C3, L1-L5 and R1-R3 for one claim. ``sums``: the full-time positions and equivalent
     hours of each period (``law.positions.period_sums``: base, year one, year two)."""
-    opts, w = prep.header.options, prep.windows
+    opts, first, cut = prep.header.options, prep.windows.first_month, prep.cut
     ft_num, ft_den = prep.constants["ft_num"], prep.constants["ft_den"]
     den = average_denominator(ft_num)
     averages = tuple(  # P5, each only once its twelve months are known
-        average_numerator(sums[k], sums[3 + k], ft_num, ft_den) if prep.cut is None or w.first_month + 12 * (k + 1) <= prep.cut else None
+        average_numerator(sums[k], sums[3 + k], ft_num, ft_den) if cut is None or first + 12 * (k + 1) <= cut else None
         for k in range(3)
     )
     new = tuple(C.new_positions(averages[o], averages[0], den, opts.whole_positions) for o in (1, 2))  # C1
@@ -180,17 +201,10 @@ def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figure
         None if new[o] is None else C.credit_cents(new[o], den, prep.amount_cents[o]) if prep.eligible else 0 for o in (0, 1)
     )
     ratio = C.sustained_effort_ratio(*new)  # C3
-    periods = prep.header.periods
-    dates = [(p.start, p.end) for p in periods]
-    allowed_in = (L.period_of_allowance(w.year_one.end, dates), L.period_of_allowance(w.year_two.end, dates))  # L1
-    share = prep.share
+    allowed_in = tuple(L.period_of_allowance(end, prep.period_dates) for end in prep.year_ends)  # L1
     rooms = []
-    for p, mt in zip(periods, prep.minimum_taxes):  # L2-L3
-        liability = cents(p.liability)
-        floor = cents(max(mt.amount, p.alternative_minimum_assessment or ZERO)) if mt is not None else 0
-        before = cents(sum((c.amount for c in p.other_credits if c.order == "before"), ZERO))
-        after = cents(sum((c.amount for c in p.other_credits if c.order == "after"), ZERO))
-        cap, above, room = limits.room(liability, prep.limited, prep.eligible_tax, floor, before, share)
+    for liability, floor, before, after in prep.period_cents:  # L2-L3
+        cap, above, room = limits.room(liability, prep.limited, prep.eligible_tax, floor, before, prep.share)
         rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
     lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, prep.carryforward, opts.refund)
     return Figures(den, averages, new, credit, ratio, allowed_in, tuple(rooms), lines, pending_from)

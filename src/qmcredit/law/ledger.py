@@ -15,6 +15,7 @@ used, carried forward, forfeited and refunded across the taxpayer's periods.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from datetime import date
 from decimal import Decimal
 
@@ -32,8 +33,7 @@ def period_of_allowance(ends: date, periods: list[tuple[date, date]]) -> int | N
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     """One period of the ledger, in cents. ``origins``: (year of origin, opening, allowed, applied,
     refund, forfeited, closing) of each balance open in the period (Form 313 Part V)."""
 
