@@ -71,29 +71,34 @@ def _days_in(y: pl.Expr, m: pl.Expr) -> pl.Expr:
  _AS_OF, _DUPLICATE) = range(12)
 
 
-def _month_values(month: pl.Expr) -> list[pl.Expr]:
-    """A raw month -> its trimmed text and ``month_idx`` (null unless YYYY-MM)."""
-    text = month.cast(pl.Utf8).str.strip_chars()
+def _parse_month(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``_raw_month`` -> ``month`` (trimmed text) and ``month_idx`` (null unless YYYY-MM)."""
+    lf = lf.with_columns(pl.col("_raw_month").cast(pl.Utf8).str.strip_chars().alias("month"))
+    text = pl.col("month")
     ok = text.str.contains(r"^\d{4}-(0[1-9]|1[0-2])$").fill_null(False)
     y = text.str.slice(0, 4).cast(pl.Int32, strict=False)
     m = text.str.slice(5, 2).cast(pl.Int32, strict=False)
-    return [text.alias("month"), pl.when(ok).then(y * 12 + m - 1).cast(pl.Int32).alias("month_idx")]
+    return lf.with_columns(pl.when(ok).then(y * 12 + m - 1).cast(pl.Int32).alias("month_idx"))
 
 
 def _hours_text(hours: pl.Expr) -> pl.Expr:
     return hours.cast(pl.Utf8).str.strip_chars().str.replace_all(",", "", literal=True)
 
 
-def _hours_values(hours: pl.Expr) -> list[pl.Expr]:
-    """A raw hours value -> ``hours`` scaled by 10^9 (null unless a number of hours with at most
-    nine decimals and six whole digits) and ``_h_code``, the first problem of the value itself."""
-    h = _hours_text(hours)
-    number = h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False)
-    whole = h.str.extract(r"^[+-]?(\d*)", 1)
-    frac = h.str.extract(r"\.(\d*)$", 1).fill_null("")
-    negative = h.str.starts_with("-") & number & h.str.contains(r"[1-9]")
-    precise = frac.str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS
-    small = whole.str.replace(r"^0+", "").str.len_chars() <= 6
+def _parse_hours(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``_raw_hours`` -> ``hours`` scaled by 10^9 (null unless a number of hours with at most nine
+    decimals and six whole digits) and ``_h_code``, the first problem of the value itself."""
+    h, whole, frac = pl.col("_h"), pl.col("_whole"), pl.col("_frac")
+    number, negative, precise, small = pl.col("_number"), pl.col("_negative"), pl.col("_precise"), pl.col("_small")
+    lf = lf.with_columns(_hours_text(pl.col("_raw_hours")).alias("_h")).with_columns(
+        h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False).alias("_number"),
+        h.str.extract(r"^[+-]?(\d*)", 1).alias("_whole"),
+        h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac"),
+    ).with_columns(
+        (h.str.starts_with("-") & number & h.str.contains(r"[1-9]")).alias("_negative"),
+        (frac.str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS).alias("_precise"),
+        (whole.str.replace(r"^0+", "").str.len_chars() <= 6).alias("_small"),
+    )
     scaled = (
         pl.when(whole == "").then(pl.lit("0")).otherwise(whole).cast(pl.Int64, strict=False) * HOURS_SCALE
         + frac.str.slice(0, HOURS_DECIMALS).str.pad_end(HOURS_DECIMALS, "0").cast(pl.Int64, strict=False)
@@ -104,44 +109,57 @@ def _hours_values(hours: pl.Expr) -> list[pl.Expr]:
         .when(negative).then(_H_NEGATIVE)
         .when(precise).then(_H_PRECISE)
     )
-    return [pl.when(number & ~negative & ~precise & small).then(scaled).cast(pl.Int64).alias("hours"), code.cast(pl.UInt8).alias("_h_code")]
+    return lf.with_columns(
+        pl.when(number & ~negative & ~precise & small).then(scaled).cast(pl.Int64).alias("hours"), code.cast(pl.UInt8).alias("_h_code"),
+    ).drop("_h", "_whole", "_frac", "_number", "_negative", "_precise", "_small")
 
 
 def _lower(raw: pl.Expr) -> pl.Expr:
     return raw.cast(pl.Utf8).str.strip_chars().str.to_lowercase()
 
 
-def _basis_values(raw: pl.Expr) -> list[pl.Expr]:
-    b = _lower(raw)
-    return [pl.when(b.is_null() | (b == "")).then(pl.lit("permanent")).otherwise(b).alias("basis")]
+def _parse_basis(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``_raw_basis`` -> ``basis``, lower case; an empty basis is permanent."""
+    b = pl.col("basis")
+    return lf.with_columns(_lower(pl.col("_raw_basis")).alias("basis")).with_columns(
+        pl.when(b.is_null() | (b == "")).then(pl.lit("permanent")).otherwise(b).alias("basis"))
 
 
-def _own_values(raw: pl.Expr) -> list[pl.Expr]:
-    o = _lower(raw)
-    return [pl.when(o.is_null() | (o == "")).then(False).when(o.is_in(_TRUE)).then(True).when(o.is_in(_FALSE)).then(False).alias("ownership_interest")]
+def _parse_ownership(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``_raw_ownership_interest`` -> ``ownership_interest``: empty is false; null unless yes or no."""
+    o = pl.col("_own")
+    return lf.with_columns(_lower(pl.col("_raw_ownership_interest")).alias("_own")).with_columns(
+        pl.when(o.is_null() | (o == "")).then(False).when(o.is_in(_TRUE)).then(True).when(o.is_in(_FALSE)).then(False).alias("ownership_interest"),
+    ).drop("_own")
 
 
-def _relation_values(raw: pl.Expr) -> list[pl.Expr]:
-    r = _lower(raw)
-    return [pl.when(r.is_null() | r.is_in(("", "none", "null"))).then(None).otherwise(r).alias("owner_relation")]
+def _parse_relation(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``_raw_owner_relation`` -> ``owner_relation``, lower case; null when empty or none."""
+    r = pl.col("owner_relation")
+    return lf.with_columns(_lower(pl.col("_raw_owner_relation")).alias("owner_relation")).with_columns(
+        pl.when(r.is_null() | r.is_in(("", "none", "null"))).then(None).otherwise(r).alias("owner_relation"))
 
 
+#: Each raw column's parser (``_raw_<column>`` -> typed columns) and the typed columns it writes.
 _PARSERS = {
-    "month": _month_values, "hours": _hours_values, "basis": _basis_values,
-    "ownership_interest": _own_values, "owner_relation": _relation_values,
+    "month": (_parse_month, ("month", "month_idx")),
+    "hours": (_parse_hours, ("hours", "_h_code")),
+    "basis": (_parse_basis, ("basis",)),
+    "ownership_interest": (_parse_ownership, ("ownership_interest",)),
+    "owner_relation": (_parse_relation, ("owner_relation",)),
 }
 
 
 #: From this many rows on, each column's distinct values are parsed once and looked up; below it,
-#: the rows are parsed directly (the same ``_PARSERS``), which costs less than the lookup's steps.
+#: the rows are parsed directly (by the same ``_PARSERS``), which costs less than the lookup's steps.
 LOOKUP_FROM_ROWS = 50_000
 
 
 def _typed(raw: pl.DataFrame) -> pl.DataFrame:
-    """The typed value of each raw column of a large table (``_PARSERS``), row by row. Payroll
-    values repeat endlessly (a few hundred months, a few thousand distinct hours), so each
-    column's distinct values are parsed once and given back to their rows; the columns are looked
-    up together, so polars spreads them over the cores."""
+    """The typed columns of a large table (``_PARSERS``), row by row. Payroll values repeat
+    endlessly (a few hundred months, a few thousand distinct hours), so each column's parser runs
+    once on its distinct values, which are given back to their rows; the lookups run together, so
+    polars spreads them over the cores."""
     cols = list(_PARSERS)
     found = raw.select(pl.col(c).cast(pl.Utf8).unique().drop_nulls().implode() for c in cols)
     distinct = [found.get_column(c)[0] for c in cols]
@@ -149,8 +167,8 @@ def _typed(raw: pl.DataFrame) -> pl.DataFrame:
         pl.col(c).cast(pl.Utf8).cast(pl.Enum(v)).to_physical().fill_null(len(v)) for c, v in zip(cols, distinct)
     )
     tables = [
-        pl.DataFrame(pl.concat([v, pl.Series([None], dtype=pl.Utf8)]).rename("v")).select(_PARSERS[c](pl.col("v")))
-        for c, v in zip(cols, distinct)
+        parse(pl.LazyFrame({f"_raw_{c}": pl.concat([v, pl.Series([None], dtype=pl.Utf8)])})).select(out).collect()
+        for c, v, (parse, out) in zip(cols, distinct, _PARSERS.values())
     ]
     return index.select(
         pl.lit(t.get_column(name)).gather(pl.col(c)).alias(name) for c, t in zip(cols, tables) for name in t.columns
@@ -166,10 +184,11 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     written only for the rows that have a problem (``source`` is null on the others); without
     either, rows are "row 1", "row 2", ...
 
-    Payroll values repeat endlessly (a few hundred months, a few thousand distinct hours), so each
-    column's distinct values are parsed once and given back to their rows; the checks that look at
-    more than one column run on the typed values, and the message of a problem is written only for
-    the rows that have one.
+    Each raw column is parsed by its ``_PARSERS`` entry; the checks that look at more than one
+    column run on the typed values. A small table is parsed and checked row by row in one query. A
+    large one (``LOOKUP_FROM_ROWS`` rows or more) has each column's distinct values parsed once
+    (``_typed``) and its messages written only for the rows that have a problem. Both give the same
+    columns, values and messages (tests/test_columnar_text.py).
     """
     df = lf.collect()
     for col in RAW_COLUMNS:
@@ -180,7 +199,9 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     order = [*df.columns, *([] if "source" in df.columns else ["source"]), "month_idx", "problem"]
     raw = [pl.col(c).alias(f"_raw_{c}") for c in _PARSERS]
     if df.height < LOOKUP_FROM_ROWS:  # parse the rows themselves: fewer steps than the lookup
-        typed = df.lazy().with_columns(raw).with_columns(e for c in _PARSERS for e in _PARSERS[c](pl.col(f"_raw_{c}")))
+        typed = df.lazy().with_columns(raw)
+        for parse, _ in _PARSERS.values():
+            typed = parse(typed)
     else:
         typed = df.drop(*_PARSERS).hstack([*_typed(df).get_columns(), *df.select(raw).get_columns()]).lazy()
     typed = typed.with_columns(
@@ -205,21 +226,30 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     for c, cond in checks[1:]:
         code = code.when(cond).then(pl.col("_h_code") if c is None else pl.lit(c))
     rows = typed.with_columns(code.cast(pl.UInt8).alias("_code"))
-    # A second row for an employee and month. Rows whose keys share a hash are candidates; the
-    # exact test runs on the candidates only.
     keys = ["claim_id", "employee_id", "month_idx"] if "claim_id" in order else ["employee_id", "month_idx"]
+    written = "source" not in df.columns  # the source is written only where a row has a problem
+    first = pl.col("source").first().over(keys)
+    second = (pl.len().over(keys) > 1) & pl.col("_code").is_null() & (pl.col("source") != first)  # a second row for an employee and month
+    if df.height < LOOKUP_FROM_ROWS:  # a small table: every row in one pass
+        if written:
+            rows = rows.with_columns(source.alias("source"))
+        rows = rows.with_columns(
+            pl.when(month_ok & second).then(pl.lit(_DUPLICATE, dtype=pl.UInt8)).otherwise(pl.col("_code")).alias("_code"), first.alias("_first"),
+        ).with_columns(pl.when(pl.col("_code").is_not_null()).then(_message()).alias("problem"))
+        if written:
+            rows = rows.with_columns(pl.when(pl.col("problem").is_not_null()).then(pl.col("source")).alias("source"))
+        return rows.select(order).collect().lazy()
+    # A large table: the duplicate test and the messages on the rows that may need them. Rows
+    # whose keys share a hash are candidates for a second row; the exact test runs on them only.
     key_hash = pl.lit(0, dtype=pl.UInt64)
     for k, c in enumerate(keys):
         key_hash = key_hash ^ (pl.col(c).hash(k) * (2 * k + 1))
     candidates = rows.filter(month_ok & (pl.len().over(key_hash) > 1))
     bad = rows.filter(pl.col("_code").is_not_null())
-    written = "source" not in df.columns  # the source is written only where a row has a problem
     if written:
         candidates, bad = candidates.with_columns(source.alias("source")), bad.with_columns(source.alias("source"))
-    first = pl.col("source").first().over(keys)
-    dup = candidates.with_columns(first.alias("_first"), (pl.len().over(keys) > 1).alias("_dup")).filter(
-        pl.col("_dup") & pl.col("_code").is_null() & (pl.col("source") != pl.col("_first"))
-    ).with_columns(pl.lit(_DUPLICATE, dtype=pl.UInt8).alias("_code"))
+    dup = candidates.with_columns(first.alias("_first"), second.alias("_dup")).filter(pl.col("_dup")).with_columns(
+        pl.lit(_DUPLICATE, dtype=pl.UInt8).alias("_code"))
     found = pl.concat([bad.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_first")), dup.select(*bad.collect_schema().names(), "_first")])
     found = found.select("_i", _message().alias("problem"), *(["source"] if written else []))
     return rows.join(found, on="_i", how="left", maintain_order="left").select(order).collect().lazy()
