@@ -210,11 +210,13 @@ def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figure
     return Figures(den, averages, new, credit, ratio, allowed_in, tuple(rooms), lines, pending_from)
 
 
-def measured_sums(per_month: pl.DataFrame, prepared: Sequence[Prepared], codes: Sequence[int]) -> dict[int, tuple]:
-    """P5's period sums of each claim (by code) from the monthly sums of the positions pass."""
-    claims = pl.DataFrame({"claim_id": pl.Series(codes, dtype=per_month.schema["claim_id"]),
-                           "base_idx": pl.Series([p.windows.first_month for p in prepared], dtype=pl.Int32)})
-    return {r[0]: r[1:] for r in period_sums(per_month, claims).iter_rows()}
+NO_HOURS = (0, 0, 0, 0, 0, 0)
+
+
+def measured_sums(per_month: pl.DataFrame) -> dict[int, tuple]:
+    """P5's period sums of each claim (by code) from the monthly sums of the positions pass; a
+    claim without hours in its periods has ``NO_HOURS``."""
+    return {r[0]: r[1:] for r in period_sums(per_month).iter_rows()}
 
 
 def _entry(value, rule, cite, reading, inputs=None, parameters=None, depends_on=()) -> dict:
@@ -238,12 +240,12 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
     rows = pl.concat(frames, how="vertical")
     classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
     per_month = monthly(classified.lazy()).collect()
-    sums = measured_sums(per_month, prepared, range(len(prepared)))
+    sums = measured_sums(per_month)
     measured: dict[int, dict[int, tuple[int, int]]] = {}
-    for cid, idx, ft, eqh in per_month.iter_rows():
+    for cid, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
         measured.setdefault(cid, {})[idx] = (ft, eqh)
     parts = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
-    return [present(p, figures(p, sums[i]), measured.get(i, {}), parts.get((i,))) for i, p in enumerate(prepared)]
+    return [present(p, figures(p, sums.get(i, NO_HOURS)), measured.get(i, {}), parts.get((i,))) for i, p in enumerate(prepared)]
 
 
 def _fraction(num: int | None, den: int) -> Fraction | None:

@@ -71,34 +71,27 @@ def _days_in(y: pl.Expr, m: pl.Expr) -> pl.Expr:
  _AS_OF, _DUPLICATE) = range(12)
 
 
-def _parse_month(lf: pl.LazyFrame) -> pl.LazyFrame:
+def _month_stages() -> list[list[pl.Expr]]:
     """``_raw_month`` -> ``month`` (trimmed text) and ``month_idx`` (null unless YYYY-MM)."""
-    lf = lf.with_columns(pl.col("_raw_month").cast(pl.Utf8).str.strip_chars().alias("month"))
     text = pl.col("month")
     ok = text.str.contains(r"^\d{4}-(0[1-9]|1[0-2])$").fill_null(False)
     y = text.str.slice(0, 4).cast(pl.Int32, strict=False)
     m = text.str.slice(5, 2).cast(pl.Int32, strict=False)
-    return lf.with_columns(pl.when(ok).then(y * 12 + m - 1).cast(pl.Int32).alias("month_idx"))
+    return [
+        [pl.col("_raw_month").cast(pl.Utf8).str.strip_chars().alias("month")],
+        [pl.when(ok).then(y * 12 + m - 1).cast(pl.Int32).alias("month_idx")],
+    ]
 
 
 def _hours_text(hours: pl.Expr) -> pl.Expr:
     return hours.cast(pl.Utf8).str.strip_chars().str.replace_all(",", "", literal=True)
 
 
-def _parse_hours(lf: pl.LazyFrame) -> pl.LazyFrame:
+def _hours_stages() -> list[list[pl.Expr]]:
     """``_raw_hours`` -> ``hours`` scaled by 10^9 (null unless a number of hours with at most nine
     decimals and six whole digits) and ``_h_code``, the first problem of the value itself."""
     h, whole, frac = pl.col("_h"), pl.col("_whole"), pl.col("_frac")
     number, negative, precise, small = pl.col("_number"), pl.col("_negative"), pl.col("_precise"), pl.col("_small")
-    lf = lf.with_columns(_hours_text(pl.col("_raw_hours")).alias("_h")).with_columns(
-        h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False).alias("_number"),
-        h.str.extract(r"^[+-]?(\d*)", 1).alias("_whole"),
-        h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac"),
-    ).with_columns(
-        (h.str.starts_with("-") & number & h.str.contains(r"[1-9]")).alias("_negative"),
-        (frac.str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS).alias("_precise"),
-        (whole.str.replace(r"^0+", "").str.len_chars() <= 6).alias("_small"),
-    )
     scaled = (
         pl.when(whole == "").then(pl.lit("0")).otherwise(whole).cast(pl.Int64, strict=False) * HOURS_SCALE
         + frac.str.slice(0, HOURS_DECIMALS).str.pad_end(HOURS_DECIMALS, "0").cast(pl.Int64, strict=False)
@@ -109,45 +102,56 @@ def _parse_hours(lf: pl.LazyFrame) -> pl.LazyFrame:
         .when(negative).then(_H_NEGATIVE)
         .when(precise).then(_H_PRECISE)
     )
-    return lf.with_columns(
-        pl.when(number & ~negative & ~precise & small).then(scaled).cast(pl.Int64).alias("hours"), code.cast(pl.UInt8).alias("_h_code"),
-    ).drop("_h", "_whole", "_frac", "_number", "_negative", "_precise", "_small")
+    return [
+        [_hours_text(pl.col("_raw_hours")).alias("_h")],
+        [h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False).alias("_number"),
+         h.str.extract(r"^[+-]?(\d*)", 1).alias("_whole"), h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac")],
+        [(h.str.starts_with("-") & number & h.str.contains(r"[1-9]")).alias("_negative"),
+         (frac.str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS).alias("_precise"),
+         (whole.str.replace(r"^0+", "").str.len_chars() <= 6).alias("_small")],
+        [pl.when(number & ~negative & ~precise & small).then(scaled).cast(pl.Int64).alias("hours"), code.cast(pl.UInt8).alias("_h_code")],
+    ]
 
 
 def _lower(raw: pl.Expr) -> pl.Expr:
     return raw.cast(pl.Utf8).str.strip_chars().str.to_lowercase()
 
 
-def _parse_basis(lf: pl.LazyFrame) -> pl.LazyFrame:
+def _basis_stages() -> list[list[pl.Expr]]:
     """``_raw_basis`` -> ``basis``, lower case; an empty basis is permanent."""
-    b = pl.col("basis")
-    return lf.with_columns(_lower(pl.col("_raw_basis")).alias("basis")).with_columns(
-        pl.when(b.is_null() | (b == "")).then(pl.lit("permanent")).otherwise(b).alias("basis"))
+    b = _lower(pl.col("_raw_basis"))
+    return [[pl.when(b.is_null() | (b == "")).then(pl.lit("permanent")).otherwise(b).alias("basis")]]
 
 
-def _parse_ownership(lf: pl.LazyFrame) -> pl.LazyFrame:
+def _ownership_stages() -> list[list[pl.Expr]]:
     """``_raw_ownership_interest`` -> ``ownership_interest``: empty is false; null unless yes or no."""
-    o = pl.col("_own")
-    return lf.with_columns(_lower(pl.col("_raw_ownership_interest")).alias("_own")).with_columns(
-        pl.when(o.is_null() | (o == "")).then(False).when(o.is_in(_TRUE)).then(True).when(o.is_in(_FALSE)).then(False).alias("ownership_interest"),
-    ).drop("_own")
+    o = _lower(pl.col("_raw_ownership_interest"))
+    return [[pl.when(o.is_null() | (o == "")).then(False).when(o.is_in(_TRUE)).then(True).when(o.is_in(_FALSE)).then(False).alias("ownership_interest")]]
 
 
-def _parse_relation(lf: pl.LazyFrame) -> pl.LazyFrame:
+def _relation_stages() -> list[list[pl.Expr]]:
     """``_raw_owner_relation`` -> ``owner_relation``, lower case; null when empty or none."""
-    r = pl.col("owner_relation")
-    return lf.with_columns(_lower(pl.col("_raw_owner_relation")).alias("owner_relation")).with_columns(
-        pl.when(r.is_null() | r.is_in(("", "none", "null"))).then(None).otherwise(r).alias("owner_relation"))
+    r = _lower(pl.col("_raw_owner_relation"))
+    return [[pl.when(r.is_null() | r.is_in(("", "none", "null"))).then(None).otherwise(r).alias("owner_relation")]]
 
 
-#: Each raw column's parser (``_raw_<column>`` -> typed columns) and the typed columns it writes.
+#: Each raw column's parser: its stages (each a list of expressions over the columns of the
+#: stages before, from ``_raw_<column>``) and the typed columns it writes.
 _PARSERS = {
-    "month": (_parse_month, ("month", "month_idx")),
-    "hours": (_parse_hours, ("hours", "_h_code")),
-    "basis": (_parse_basis, ("basis",)),
-    "ownership_interest": (_parse_ownership, ("ownership_interest",)),
-    "owner_relation": (_parse_relation, ("owner_relation",)),
+    "month": (_month_stages, ("month", "month_idx")),
+    "hours": (_hours_stages, ("hours", "_h_code")),
+    "basis": (_basis_stages, ("basis",)),
+    "ownership_interest": (_ownership_stages, ("ownership_interest",)),
+    "owner_relation": (_relation_stages, ("owner_relation",)),
 }
+
+
+def _parse(lf: pl.LazyFrame, columns) -> pl.LazyFrame:
+    """Run the parsers of ``columns`` side by side, stage by stage."""
+    stages = [_PARSERS[c][0]() for c in columns]
+    for k in range(max(len(st) for st in stages)):
+        lf = lf.with_columns(e for st in stages if k < len(st) for e in st[k])
+    return lf
 
 
 #: From this many rows on, each column's distinct values are parsed once and looked up; below it,
@@ -167,8 +171,8 @@ def _typed(raw: pl.DataFrame) -> pl.DataFrame:
         pl.col(c).cast(pl.Utf8).cast(pl.Enum(v)).to_physical().fill_null(len(v)) for c, v in zip(cols, distinct)
     )
     tables = [
-        parse(pl.LazyFrame({f"_raw_{c}": pl.concat([v, pl.Series([None], dtype=pl.Utf8)])})).select(out).collect()
-        for c, v, (parse, out) in zip(cols, distinct, _PARSERS.values())
+        _parse(pl.LazyFrame({f"_raw_{c}": pl.concat([v, pl.Series([None], dtype=pl.Utf8)])}), [c]).select(out).collect()
+        for c, v, (_, out) in zip(cols, distinct, _PARSERS.values())
     ]
     return index.select(
         pl.lit(t.get_column(name)).gather(pl.col(c)).alias(name) for c, t in zip(cols, tables) for name in t.columns
@@ -199,9 +203,7 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     order = [*df.columns, *([] if "source" in df.columns else ["source"]), "month_idx", "problem"]
     raw = [pl.col(c).alias(f"_raw_{c}") for c in _PARSERS]
     if df.height < LOOKUP_FROM_ROWS:  # parse the rows themselves: fewer steps than the lookup
-        typed = df.lazy().with_columns(raw)
-        for parse, _ in _PARSERS.values():
-            typed = parse(typed)
+        typed = _parse(df.lazy().with_columns(raw), _PARSERS)
     else:
         typed = df.drop(*_PARSERS).hstack([*_typed(df).get_columns(), *df.select(raw).get_columns()]).lazy()
     typed = typed.with_columns(

@@ -34,7 +34,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
-from ..decide import Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
+from ..decide import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
 from ..payroll import first_unknown_month, normalize
@@ -259,12 +259,12 @@ def _decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool)
         else:
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
-    sums = measured_sums(per_month, chosen, decided)
-    figs = [figures(p, sums[code]) for p, code in zip(chosen, decided)]
+    sums = measured_sums(per_month)
+    figs = [figures(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
     claim_rows, ledger_rows = key_figures(chosen, figs)
     if jsonl and decided:
         measured: dict[int, dict[int, tuple[int, int]]] = {}
-        for code, idx, ft, eqh in per_month.filter(pl.col("claim_id").is_in(decided)).iter_rows():
+        for code, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
             measured.setdefault(code, {})[idx] = (ft, eqh)
         lines += [
             (p.claim_id, json.dumps(present(p, f, measured.get(code, {}), None, explain=False).to_dict(explain=False), ensure_ascii=False))

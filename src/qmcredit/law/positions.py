@@ -123,11 +123,13 @@ def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
-    """P4-P5 per claim and month: full-time positions and the hours that make equivalents."""
+    """P4-P5 per claim and month (with its ``period``): full-time positions and the hours that
+    make equivalents."""
     return (
         classified.filter(pl.col("period").is_not_null())
         .group_by("claim_id", "month_idx")
         .agg(
+            pl.col("period").first(),
             pl.col("full_time").sum().cast(pl.Int64).alias("full_time"),
             pl.col("hours").filter(pl.col("equivalent")).sum().cast(pl.Int64).alias("equivalent_hours"),
         )
@@ -149,18 +151,15 @@ class Month:
         return self.full_time + self.equivalents(full_time_hours)
 
 
-def period_sums(per_month: pl.DataFrame, claims: pl.DataFrame) -> pl.DataFrame:
-    """P5 (e): for each claim (``claims``: ``claim_id``, ``base_idx``) and each period k (0 base,
-    1 year one, 2 year two), the full-time positions ``full_time_k`` and the equivalent hours
+def period_sums(per_month: pl.DataFrame) -> pl.DataFrame:
+    """P5 (e): for each claim with hours in its periods and each period k (0 base, 1 year one, 2
+    year two), the full-time positions ``full_time_k`` and the equivalent hours
     ``equivalent_hours_k`` summed over its twelve months (``monthly``); a month with no hours
     recorded counts as zero."""
-    k = (pl.col("month_idx") - pl.col("base_idx")) // 12
-    sums = per_month.join(claims.select("claim_id", "base_idx"), on="claim_id").group_by("claim_id").agg(
-        *(pl.col("full_time").filter(k == i).sum().alias(f"full_time_{i}") for i in range(3)),
-        *(pl.col("equivalent_hours").filter(k == i).sum().alias(f"equivalent_hours_{i}") for i in range(3)),
+    return per_month.group_by("claim_id").agg(
+        *(pl.col("full_time").filter(pl.col("period") == k).sum().cast(pl.Int128).alias(f"full_time_{k}") for k in range(3)),
+        *(pl.col("equivalent_hours").filter(pl.col("period") == k).sum().cast(pl.Int128).alias(f"equivalent_hours_{k}") for k in range(3)),
     )
-    return claims.select("claim_id").join(sums, on="claim_id", how="left").with_columns(
-        *(pl.col(f"{c}_{i}").fill_null(0).cast(pl.Int128) for c in ("full_time", "equivalent_hours") for i in range(3)))
 
 
 def average_numerator(full_time: int, equivalent_hours: int, ft_num: int, ft_den: int) -> int:
