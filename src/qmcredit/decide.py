@@ -34,26 +34,51 @@ from .law import limits
 from .law.eligibility import Check
 from .law.parameters import Parameter, parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average_denominator, average_numerator, classify, monthly, period_sums
-from .law.windows import PERIOD_NAMES, Windows, windows
+from .law.windows import PERIOD_NAMES, Windows, windows, year_one_first_month
 from .money import cents, exact_decimal, from_cents, money
 from .payroll import first_unknown_month
 from .problems import ClaimError, Problem
 
 YEARS = ("year_one", "year_two")
 _AMOUNTS = {"year_one": "amount_year_one", "year_two": "amount_year_two"}
-def claim_constants(header: ClaimHeader) -> tuple[Windows, Thresholds, dict]:
-    """Per-claim constants of the positions pass: the windows (W1-W3), the hour tests in force at
-    the start of credit year one (P2-P3), and the part-time option (P3)."""
-    w = windows(header.location.operations_began, header.options)
+class Constants(NamedTuple):
+    """What a claim's rules take from its operations date and options alone (shared by the
+    claims of a batch that have the same): W1-W3, the P2-P3 hour tests in force at the start of
+    credit year one and the positions pass's columns, the parameters of C2, L2 and L5."""
+
+    windows: Windows
+    thresholds: Thresholds
+    columns: dict                  # the positions pass's per-claim columns (CLAIM_COLUMNS)
+    warnings: tuple[str, ...]
+    carryforward: int | None       # L5
+    share: tuple[int, int]         # L2: the 50% limit, as a fraction
+    amount_cents: tuple[int, int]  # C2: the amount per new position of each credit year
+    year_ends: tuple[date, date]   # L1: the last day of each credit year
+
+
+def claim_constants(header: ClaimHeader) -> Constants:
+    """The ``Constants`` of a claim."""
+    opts = header.options
+    w = windows(header.location.operations_began, opts)
     t = Thresholds.at(w.year_one.start)
-    cols = {"base_idx": w.first_month, "excl_temp": header.options.part_time_excludes_temporary, **t.columns()}
-    return w, t, cols
+    cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns()}
+    warnings = []
+    for name in YEARS:
+        par, when = parameter(_AMOUNTS[name]), getattr(w, name).start
+        if when < par.values[0].start:
+            warnings.append(f"credit {name.replace('_', ' ')} starts {when}, before the Act's first recorded date {par.values[0].start}; the first recorded amount is used")
+    cf = opts.carryforward_periods
+    if cf == "form_313":
+        cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
+    share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
+    amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
+    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end))
 
 
-def cached_constants(header: ClaimHeader, cache: dict) -> tuple[Windows, Thresholds, dict]:
-    """``claim_constants``, computed once per (operations began, options): W1-W3 and the P2-P3
-    thresholds depend on nothing else."""
-    key = (header.location.operations_began, header.options)
+def cached_constants(header: ClaimHeader, cache: dict) -> Constants:
+    """``claim_constants``, computed once per (credit year one, options): the operations date
+    matters only through the month credit year one starts (W1)."""
+    key = (year_one_first_month(header.location.operations_began, header.options), header.options)
     if key not in cache:
         cache[key] = claim_constants(header)
     return cache[key]
@@ -103,10 +128,10 @@ class Prepared:
 
 def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None) -> Prepared:
     """Read a validated header for the rules. ``cache``: ``claim_constants`` by (operations began,
-    options), shared by the claims of a batch. Raises ``ClaimError`` when a period's minimum tax
+    options) and the E1-E4 checks by their inputs, shared by the claims of a batch. Raises ``ClaimError`` when a period's minimum tax
     (L2) can be neither read nor derived."""
-    w, t, cols = claim_constants(header) if cache is None else cached_constants(header, cache)
-    tp, opts = header.taxpayer, header.options
+    k = claim_constants(header) if cache is None else cached_constants(header, cache)
+    tp, opts, w = header.taxpayer, header.options, k.windows
     limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
     mts = []
     for i, p in enumerate(header.periods):
@@ -117,21 +142,16 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
             mts.append(limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m))
         except limits.MinimumTaxUnknown as e:
             raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
-    warnings = []
-    for name in YEARS:
-        par, when = parameter(_AMOUNTS[name]), getattr(w, name).start
-        if when < par.values[0].start:
-            warnings.append(f"credit {name.replace('_', ' ')} starts {when}, before the Act's first recorded date {par.values[0].start}; the first recorded amount is used")
-    cf = opts.carryforward_periods
-    if cf == "form_313":
-        cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
-    checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
-    share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
-    amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
+    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w.year_one.first_month)
+    checks = cache.get(check_key) if cache is not None else None
+    if checks is None:
+        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
+        if cache is not None:
+            cache[check_key] = checks
     return Prepared(
-        header, claim_id or tp.id, w, t, cols, checks, first_unknown_month(header.as_of), limited, tuple(mts), cf,
-        (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end),
-        tuple((p.start, p.end) for p in header.periods), tuple(map(_period_cents, header.periods, mts)), tuple(warnings))
+        header, claim_id or tp.id, w, k.thresholds, k.columns, checks, first_unknown_month(header.as_of), limited, tuple(mts),
+        k.carryforward, k.share, k.amount_cents, k.year_ends, tuple((p.start, p.end) for p in header.periods),
+        tuple(map(_period_cents, header.periods, mts)), k.warnings)
 
 
 def _period_cents(p, mt: limits.MinimumTax | None) -> tuple[int, int, int, int]:

@@ -231,7 +231,7 @@ def _decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool)
     consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
     for cid in ids:
         header = valid.get(cid)
-        cols = cached_constants(header, cache)[2] if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+        cols = cached_constants(header, cache).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
         consts["claim_id"].append(cid)
         consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
         for k in CLAIM_COLUMNS:

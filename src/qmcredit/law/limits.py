@@ -12,6 +12,7 @@ applied are separate named steps, never one formula.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from decimal import Decimal
 
 from ..money import ZERO
@@ -30,6 +31,7 @@ class MinimumTax:
     trace: dict
 
 
+@lru_cache(maxsize=8192)  # a batch's periods repeat a few schedules' inputs
 def minimum_tax(tax: str, year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool) -> MinimumTax:
     """L2 / N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period beginning in
     ``year``: as given, else from the schedule by New Jersey gross receipts ($2,000 for a member of
