@@ -107,56 +107,43 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
 
 def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
-    text), written column by column from each claim's ``Figures``."""
+    text), written column by column (``money_text``, ``exact_decimal_text``) from each claim's
+    ``Figures``."""
     big = pl.Int128
-    c: dict[str, list] = {k: [] for k in (
-        "claim_id", "taxpayer_id", "eligible", "ineligible_because", "den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd",
-        "refund", "carried_forward", "pending")}
-    ln: dict[str, list] = {k: [] for k in (
-        "claim_id", "period", "start", "end", "pending", "allowed", "room", "applied", "refund", "forfeited", "carried_forward")}
+    claim_rows, ledger_rows = [], []
     for p, f in zip(prepared, figs):
-        c["claim_id"].append(p.claim_id)
-        c["taxpayer_id"].append(p.header.taxpayer.id)
-        c["eligible"].append(p.eligible)
-        c["ineligible_because"].append(",".join(k.rule for k in p.checks if not k.passed) or None)
-        c["den"].append(f.den)
-        for k in range(3):
-            c[f"a{k}"].append(f.averages[k])
-        for o in (0, 1):
-            c[f"n{o + 1}"].append(f.new[o])
-            c[f"c{o + 1}"].append(f.credit[o])
-        c["rn"].append(None if f.ratio is None else f.ratio[0])
-        c["rd"].append(None if f.ratio is None else f.ratio[1])
         totals = f.pending_from is None
-        c["refund"].append(f.refund if totals else None)
-        c["carried_forward"].append(f.carried_forward if totals else None)
-        c["pending"].append(p.cut is not None and p.cut < p.windows.first_month + 36)
-        for i, (per, room, line) in enumerate(zip(p.header.periods, f.rooms, f.lines)):
-            for k, v in (("claim_id", p.claim_id), ("period", i), ("start", per.start), ("end", per.end), ("pending", line.pending),
-                         ("allowed", line.allowed), ("room", room.room), ("applied", line.applied), ("refund", line.refund),
-                         ("forfeited", line.forfeited), ("carried_forward", line.carried_forward)):
-                ln[k].append(v)
-    nums = pl.DataFrame({k: pl.Series(c[k], dtype=big) for k in ("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")})
+        ratio = f.ratio or (None, None)
+        claim_rows.append((
+            p.claim_id, p.header.taxpayer.id, p.eligible, ",".join(k.rule for k in p.checks if not k.passed) or None,
+            f.den, *f.averages, *f.new, *f.credit, *ratio, f.refund if totals else None, f.carried_forward if totals else None,
+            p.cut is not None and p.cut < p.windows.first_month + 36,
+        ))
+        ledger_rows += [
+            (p.claim_id, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward)
+            for i, ((start, end), room, line) in enumerate(zip(p.period_dates, f.rooms, f.lines))
+        ]
+    c = pl.DataFrame(claim_rows, orient="row", schema={
+        "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,
+        **{k: big for k in ("den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd", "refund", "carried_forward")}, "pending": pl.Boolean,
+    })
+    ledger_schema = {
+        "claim_id": pl.Utf8, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "pending": pl.Boolean,
+        **{k: big for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward")},
+    }
+    ln = pl.DataFrame({k: pl.Series(k, col, dtype=t) for (k, t), col in zip(ledger_schema.items(), zip(*ledger_rows))}
+                      if ledger_rows else None, schema=ledger_schema)
+    nums = c.select("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")
     text = {name: exact_decimal_text(nums, col, "den") for name, col in (
         ("average_base", "a0"), ("average_year_one", "a1"), ("average_year_two", "a2"), ("new_year_one", "n1"), ("new_year_two", "n2"))}
     text["sustained_effort_ratio"] = exact_decimal_text(nums, "rn", "rd")
     money_cols = {"credit_year_one": "c1", "credit_year_two": "c2", "refund": "refund", "carried_forward": "carried_forward"}
-    claims = pl.DataFrame({
-        "claim_id": pl.Series(c["claim_id"], dtype=pl.Utf8), "taxpayer_id": pl.Series(c["taxpayer_id"], dtype=pl.Utf8),
-        "eligible": pl.Series(c["eligible"], dtype=pl.Boolean), "ineligible_because": pl.Series(c["ineligible_because"], dtype=pl.Utf8),
-        **{name: pl.Series(c[col], dtype=big) for name, col in money_cols.items()},
-        "pending": pl.Series(c["pending"], dtype=pl.Boolean),
-    }).with_columns(
+    claims = c.with_columns(
         pl.lit("decided").alias("status"), *(s.alias(name) for name, s in text.items()),
-        *(money_text(pl.col(name)).alias(name) for name in money_cols), pl.lit(None, dtype=pl.Utf8).alias("problems"),
+        *(money_text(pl.col(col)).alias(name) for name, col in money_cols.items()), pl.lit(None, dtype=pl.Utf8).alias("problems"),
     ).select(list(outputs.CLAIMS_SCHEMA))
     cash = lambda k: pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k)  # noqa: E731
-    ledger = pl.DataFrame({
-        "claim_id": pl.Series(ln["claim_id"], dtype=pl.Utf8), "period": pl.Series(ln["period"], dtype=pl.Int32),
-        "start": pl.Series(ln["start"], dtype=pl.Date), "end": pl.Series(ln["end"], dtype=pl.Date),
-        "pending": pl.Series(ln["pending"], dtype=pl.Boolean),
-        **{k: pl.Series(ln[k], dtype=big) for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward")},
-    }).select(
+    ledger = ln.select(
         "claim_id", "period", "start", "end", cash("allowed"), money_text(pl.col("room")).alias("room"),
         *(cash(k) for k in ("applied", "refund", "forfeited", "carried_forward")),
     ).cast(outputs.LEDGER_SCHEMA)

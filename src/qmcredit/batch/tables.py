@@ -92,7 +92,16 @@ def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
 
 
 def period_doc(row: dict, problems: list[Problem], where: str) -> dict:
-    doc = {f: v for f in PERIOD_FIELDS if (v := _value(f, row.get(f))) is not None}
+    doc = {}
+    for f in PERIOD_FIELDS:  # _value, inlined: a statewide batch has millions of periods
+        text = row.get(f)
+        if text is None or not (t := text.strip()):
+            continue
+        if f in BOOLEAN_FIELDS:
+            low = t.lower()
+            doc[f] = True if low in _TRUE else False if low in _FALSE else text
+        else:
+            doc[f] = text
     credits = _json(f"{where}.other_credits", row.get("other_credits"), problems)
     if credits is not None:
         doc["other_credits"] = credits
