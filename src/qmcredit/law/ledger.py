@@ -10,14 +10,17 @@ used, carried forward, forfeited and refunded across the taxpayer's periods.
 > liabilities for the privilege period or reporting period in which or with which credit year two
 > ends and for any prior period have been satisfied, multiplied by the sustained effort ratio,
 > shall be an overpayment ...; that amount ... that is not an overpayment ... may be carried forward.
+
+``run`` works in whole cents; ``Ledger``, ``PeriodLine`` and ``OriginLine`` are its lines in
+dollars, as a determination presents them (Form 313 Parts IV and V).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from datetime import date
 from decimal import Decimal
+from typing import NamedTuple
 
 from .limits import Room
 

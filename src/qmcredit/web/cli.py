@@ -16,7 +16,6 @@ import typer
 
 from .. import ClaimError, decide, load_claim
 from .figures import PeriodNotFound
-from .pdf import form313_pdf, worksheet_pdf
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -53,6 +52,8 @@ def form313(
         for p in e.problems:
             typer.echo(f"{claim}: {p.message}" if p.location == str(claim) else f"{claim}: {p}", err=True)
         raise typer.Exit(1)
+    from .pdf import form313_pdf, worksheet_pdf  # reportlab: loaded by this command only
+
     det = decide(c)
     try:
         pdf = form313_pdf(c, det, period)
