@@ -13,8 +13,8 @@ import os
 # Polars' allocator (jemalloc) gives freed pages back to the kernel at once by default; the batch
 # frees and re-allocates the same large buffers partition after partition, and paid for it in
 # page faults (a third of its system time; 8% of its wall time at 9.2M rows, benchmarks/batch.md).
-# Keep freed pages 30 s. Read when polars loads, so set before it does; a setting given stays.
-os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:30000,muzzy_decay_ms:30000")
+# Keep freed pages 10 s. Read when polars loads, so set before it does; a setting given stays.
+os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:10000,muzzy_decay_ms:0")
 
 from .claim import Claim, ClaimHeader
 from .decide import decide, decide_many

@@ -41,6 +41,8 @@ from .problems import ClaimError, Problem
 
 YEARS = ("year_one", "year_two")
 _AMOUNTS = {"year_one": "amount_year_one", "year_two": "amount_year_two"}
+
+
 class Constants(NamedTuple):
     """What a claim's rules take from its operations date and options alone (shared by the
     claims of a batch that have the same): W1-W3, the P2-P3 hour tests in force at the start of
@@ -97,20 +99,17 @@ class Prepared:
 
     header: ClaimHeader
     claim_id: str
-    windows: Windows
-    thresholds: Thresholds
-    constants: dict                       # the positions pass's columns (CLAIM_COLUMNS)
+    constants: Constants                  # what its operations date and options alone decide
     checks: tuple[Check, ...]             # E1-E4
     cut: int | None                       # the first month not known yet (as_of)
     limited: bool                         # L2 applies: CBT, or insurers by option L3
     minimum_taxes: tuple                  # per period: limits.MinimumTax, or None when not limited
-    carryforward: int | None              # L5
-    share: tuple[int, int]                # L2: the 50% limit, as a fraction
-    amount_cents: tuple[int, int]         # C2: the amount per new position of each credit year
-    year_ends: tuple[date, date]          # L1: the last day of each credit year
     period_dates: tuple[tuple[date, date], ...]
     period_cents: tuple[tuple[int, int, int, int], ...]  # L2-L3: liability, floor, other credits before, after
-    warnings: tuple[str, ...]
+
+    @property
+    def windows(self) -> Windows:
+        return self.constants.windows
 
     @property
     def eligible(self) -> bool:
@@ -127,9 +126,9 @@ class Prepared:
 
 
 def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None) -> Prepared:
-    """Read a validated header for the rules. ``cache``: ``claim_constants`` by (operations began,
-    options) and the E1-E4 checks by their inputs, shared by the claims of a batch. Raises ``ClaimError`` when a period's minimum tax
-    (L2) can be neither read nor derived."""
+    """Read a validated header for the rules. ``cache``, shared by the claims of a batch: their
+    ``Constants`` and E1-E4 checks, each computed once for the claims that share its inputs.
+    Raises ``ClaimError`` when a period's minimum tax (L2) can be neither read nor derived."""
     k = claim_constants(header) if cache is None else cached_constants(header, cache)
     tp, opts, w = header.taxpayer, header.options, k.windows
     limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
@@ -149,9 +148,8 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
         if cache is not None:
             cache[check_key] = checks
     return Prepared(
-        header, claim_id or tp.id, w, k.thresholds, k.columns, checks, first_unknown_month(header.as_of), limited, tuple(mts),
-        k.carryforward, k.share, k.amount_cents, k.year_ends, tuple((p.start, p.end) for p in header.periods),
-        tuple(map(_period_cents, header.periods, mts)), k.warnings)
+        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts),
+        tuple((p.start, p.end) for p in header.periods), tuple(map(_period_cents, header.periods, mts)))
 
 
 def _period_cents(p, mt: limits.MinimumTax | None) -> tuple[int, int, int, int]:
@@ -209,8 +207,8 @@ class Figures(NamedTuple):
 def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figures:
     """P5, C1-C3, L1-L5 and R1-R3 for one claim. ``sums``: the full-time positions and equivalent
     hours of each period (``law.positions.period_sums``: base, year one, year two)."""
-    opts, first, cut = prep.header.options, prep.windows.first_month, prep.cut
-    ft_num, ft_den = prep.constants["ft_num"], prep.constants["ft_den"]
+    opts, k, cut = prep.header.options, prep.constants, prep.cut
+    first, ft_num, ft_den = k.windows.first_month, k.columns["ft_num"], k.columns["ft_den"]
     den = average_denominator(ft_num)
     averages = tuple(  # P5, each only once its twelve months are known
         average_numerator(sums[k], sums[3 + k], ft_num, ft_den) if cut is None or first + 12 * (k + 1) <= cut else None
@@ -218,15 +216,15 @@ def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figure
     )
     new = tuple(C.new_positions(averages[o], averages[0], den, opts.whole_positions) for o in (1, 2))  # C1
     credit = tuple(  # C2 (zero when not eligible, E5)
-        None if new[o] is None else C.credit_cents(new[o], den, prep.amount_cents[o]) if prep.eligible else 0 for o in (0, 1)
+        None if new[o] is None else C.credit_cents(new[o], den, k.amount_cents[o]) if prep.eligible else 0 for o in (0, 1)
     )
     ratio = C.sustained_effort_ratio(*new)  # C3
-    allowed_in = tuple(L.period_of_allowance(end, prep.period_dates) for end in prep.year_ends)  # L1
+    allowed_in = tuple(L.period_of_allowance(end, prep.period_dates) for end in k.year_ends)  # L1
     rooms = []
     for liability, floor, before, after in prep.period_cents:  # L2-L3
-        cap, above, room = limits.room(liability, prep.limited, prep.eligible_tax, floor, before, prep.share)
+        cap, above, room = limits.room(liability, prep.limited, prep.eligible_tax, floor, before, k.share)
         rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
-    lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, prep.carryforward, opts.refund)
+    lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, k.carryforward, opts.refund)
     return Figures(den, averages, new, credit, ratio, allowed_in, tuple(rooms), lines, pending_from)
 
 
@@ -256,7 +254,7 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
         return []
     cache: dict = {}
     prepared = [prepare(c.header, c.source or c.header.taxpayer.id, cache) for c in claims]
-    frames = [with_constants(c.payroll, i, p.constants) for i, (c, p) in enumerate(zip(claims, prepared))]
+    frames = [with_constants(c.payroll, i, p.constants.columns) for i, (c, p) in enumerate(zip(claims, prepared))]
     rows = pl.concat(frames, how="vertical")
     classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
     per_month = monthly(classified.lazy()).collect()
@@ -305,7 +303,7 @@ def present(
     with the explanation (B1) of each figure: its rule, citation, reading, parameters, inputs and
     the figures it depends on. ``explain=False`` leaves the explanation out; which figures are
     undecided (``pending``) is recorded either way."""
-    header, w, t = prep.header, prep.windows, prep.thresholds
+    header, w, t = prep.header, prep.windows, prep.constants.thresholds
     opts = header.options
     tp = header.taxpayer
     trace: list[dict] = []
@@ -384,7 +382,7 @@ def present(
             {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {}))
 
     # L1, L4, L5, R1-R3 (b), (c)
-    cf = prep.carryforward
+    cf = prep.constants.carryforward
     for line in ledger.periods:
         i = line.index
         base = lambda: {"period": f"{line.start}..{line.end}", "pending": line.pending}  # noqa: E731
@@ -415,7 +413,7 @@ def present(
             cash(line.carried_forward), "L4", "N.J.S.A. 52:27BBB-55(b)(2), (c)(2)",
             "the balances left after application, refund and forfeiture carry to the next period",
             base(), depends_on=[f"periods[{i}].applied", f"periods[{i}].refund", f"periods[{i}].forfeited"]))
-    warnings = list(prep.warnings)
+    warnings = list(prep.constants.warnings)
     last = len(header.periods) - 1
     totals_pending = ledger.pending_from is not None
     if last >= 0:
