@@ -102,3 +102,50 @@ def test_local_processes_give_the_same_outputs(generated, tmp_path):
         one = (tmp_path / "one" / name).read_bytes()
         assert (tmp_path / "jobs" / name).read_bytes() == one, name
         assert (tmp_path / "split" / name).read_bytes() == one, name
+
+
+def test_claim_ordered_tables_need_no_split_pass(generated, tmp_path):
+    """A Parquet table in claim order (by its row groups' claim_id statistics) is partitioned by
+    runs of row groups, each read by its worker; the outputs are those of every other path."""
+    paths = generated["parquet"]
+    table = pl.read_parquet(paths["payroll"])
+    ordered = tmp_path / "ordered" / "payroll.parquet"
+    ordered.parent.mkdir()
+    table.write_parquet(ordered, row_group_size=20_000)
+    ranges = engine.claim_ranges(ordered, 100_000, 2)
+    assert ranges is not None and len(ranges) > 2
+    assert sum(r.count for r in ranges) == table.height and ranges[0].low is None and ranges[-1].high is None
+    run(generated, "parquet", tmp_path / "one")
+    summary = engine.run(paths["claims"], ordered, tmp_path / "ranges", periods=paths["periods"], jsonl=True, jobs=2, rows_per_partition=200_000)
+    assert summary.partitions == len(engine.claim_ranges(ordered, 100_000, 2))
+    for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
+        assert (tmp_path / "ranges" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+
+
+def test_tables_out_of_claim_order_are_split_by_hash(generated, tmp_path):
+    table = pl.read_parquet(generated["parquet"]["payroll"])
+    shuffled = tmp_path / "payroll.parquet"
+    table.sample(fraction=1.0, shuffle=True, seed=3).write_parquet(shuffled, row_group_size=20_000)
+    assert engine.claim_ranges(shuffled, 100_000, 2) is None
+    one_group = tmp_path / "one.parquet"
+    table.write_parquet(one_group, row_group_size=10**7)
+    assert engine.claim_ranges(one_group, 100_000, 2) is None  # nothing to cut between
+
+
+def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated, tmp_path, monkeypatch):
+    """Statistics can mislead (a writer's truncated minimum, say): a partition that meets a row of
+    another partition's claim stops the range run, and the run is split by claim hash instead."""
+    paths = generated["parquet"]
+    ordered = tmp_path / "ordered" / "payroll.parquet"
+    ordered.parent.mkdir()
+    pl.read_parquet(paths["payroll"]).write_parquet(ordered, row_group_size=20_000)
+    right = engine.claim_ranges(ordered, 100_000, 2)
+    a, b = right[0], right[1]
+    moved = a.count // 2  # the cut moved back into the first partition's last claims
+    wrong = [engine.ClaimRange(a.first, a.count - moved, a.low, a.high), engine.ClaimRange(b.first - moved, b.count + moved, b.low, b.high), *right[2:]]
+    monkeypatch.setattr(engine, "claim_ranges", lambda *_: wrong)
+    run(generated, "parquet", tmp_path / "one")
+    summary = engine.run(paths["claims"], ordered, tmp_path / "fallback", periods=paths["periods"], jsonl=True, rows_per_partition=100_000)
+    assert summary.partitions != len(wrong)
+    for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
+        assert (tmp_path / "fallback" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name

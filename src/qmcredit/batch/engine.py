@@ -31,6 +31,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
+import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
@@ -40,7 +41,7 @@ from ..money import exact_decimal_text, money_text
 from ..payroll import first_unknown_month, normalize
 from ..problems import ClaimError, Problem
 from . import outputs
-from .tables import PAYROLL_COLUMNS, header_doc, read_claims, scan_payroll
+from .tables import PAYROLL_COLUMNS, header_doc, kind_of, read_claims, scan_payroll
 
 DEFAULT_ROWS_PER_PARTITION = 6_000_000
 _HASH_SEED = 20020043  # P.L.2002, c.43: any fixed seed; it only spreads claims over partitions
@@ -48,21 +49,24 @@ _HASH_SEED = 20020043  # P.L.2002, c.43: any fixed seed; it only spreads claims 
 
 @dataclass(frozen=True)
 class PayrollSource:
-    """Where a partition's payroll rows are: the input table itself (``bucket`` = (k, n): the rows
-    of claims hashed to partition k of n, read by each partition from the whole table), or the
+    """Where a partition's payroll rows are: the input table itself, whole, or ``rows`` = (first,
+    count) of it (a run of row groups holding its claims), or its claims' rows by ``bucket`` =
+    (k, n) (the rows of claims hashed to partition k of n, read from the whole table); or the
     files of the partition pass (text columns and ``_line`` already there)."""
 
     path: str
     name: str           # the input file's name, for row locations ("payroll.csv line 17")
     partitioned: bool
     bucket: tuple[int, int] | None = None
+    rows: tuple[int, int] | None = None
+    claims: ClaimRange | None = None  # with ``rows``: the claim ids those rows must hold
 
     def scan(self) -> pl.LazyFrame:
         if not self.partitioned:
-            rows = scan_payroll(Path(self.path))
+            rows = scan_payroll(Path(self.path), self.rows)
             return rows if self.bucket is None else rows.filter(bucket(self.bucket[1]) == self.bucket[0])
         if not self.path:  # no payroll row hashed to this partition
-            return pl.LazyFrame(schema={**{c: pl.Utf8 for c in PAYROLL_COLUMNS}, "_line": pl.UInt32})
+            return pl.LazyFrame(schema={"_line": pl.UInt32, **{c: pl.Utf8 for c in PAYROLL_COLUMNS}})
         return pl.scan_parquet(self.path)
 
 
@@ -230,6 +234,10 @@ def _decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool)
                 unprepared[cid] = e.problems
     constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
     per_month, bad, rows, orphans = measure(payroll.scan(), constants, payroll.name)
+    if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
+        strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
+        if strays:
+            raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
 
     found: dict[int, list[Problem]] = {}
     for code, source, message in bad.iter_rows():
@@ -319,6 +327,78 @@ def bucket(n: int) -> pl.Expr:
     return (pl.col("claim_id").hash(seed=_HASH_SEED) % n).cast(pl.Int32).alias("_bucket")
 
 
+@dataclass(frozen=True)
+class ClaimRange:
+    """A partition of a table in claim order: its rows (a run of whole row groups) and the claim
+    ids it holds, ``low`` <= id < ``high`` (None: unbounded)."""
+
+    first: int
+    count: int
+    low: str | None
+    high: str | None
+
+    def holds(self) -> pl.Expr:
+        cid = pl.col("claim_id")
+        low = pl.lit(True) if self.low is None else cid >= self.low
+        return low & (pl.lit(True) if self.high is None else cid < self.high)
+
+
+def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[ClaimRange] | None:
+    """Partitions without a split pass, for a Parquet table in claim order, as an export sorted by
+    claim gives it: row groups whose claim_id statistics never go back. A partition is a run of
+    rows of about ``rows_per_partition`` or fewer, their number a multiple of ``at_least`` (the
+    processes) where the claims allow, cut at a row
+    group's start: where the claim on both sides of it differs, there; where one claim spans it,
+    after that claim's rows, which must then come first in the group (its claim_id column is read
+    to find them). None when the table is not such a table, or gives fewer than ``at_least``
+    partitions (then the rows are split by claim hash)."""
+    if kind_of(payroll) != "parquet":
+        return None
+    file = pq.ParquetFile(payroll)
+    meta = file.metadata
+    col = next((j for j, name in enumerate(meta.schema.names) if name.strip().lower() == "claim_id"), None)
+    if col is None or meta.num_row_groups < 2:
+        return None
+    groups = []
+    for g in range(meta.num_row_groups):
+        st = meta.row_group(g).column(col).statistics
+        if st is None or not st.has_min_max or st.null_count or not isinstance(st.min, str) or not isinstance(st.max, str):
+            return None
+        if st.min != st.min.strip() or st.max != st.max.strip():  # ids are compared stripped
+            return None
+        groups.append((meta.row_group(g).num_rows, st.min, st.max))
+    if any(a[2] > b[1] for a, b in zip(groups, groups[1:])):
+        return None
+    rounds = -(-meta.num_rows // (at_least * rows_per_partition))  # the processes' turns, all of them busy in each
+    target = -(-meta.num_rows // (rounds * at_least))
+    out, first, low, start = [], 0, None, 0
+    for g, (n, group_low, group_high) in enumerate(groups):
+        if g and start - first >= target - n // 2:  # about full: cut at this group, if a cut is possible
+            cut = _cut(file, meta.schema.names[col], g, start, groups[g - 1][2], group_low, group_high)
+            if cut is not None:
+                at, next_low = cut
+                out.append(ClaimRange(first, at - first, low, next_low))
+                first, low = at, next_low
+        start += n
+    out.append(ClaimRange(first, start - first, low, None))
+    return out if len(out) >= at_least else None
+
+
+def _cut(file: pq.ParquetFile, column: str, g: int, start: int, before: str, low: str, high: str) -> tuple[int, str] | None:
+    """Where a partition can end at row group ``g`` (its first row is ``start``): that row and the
+    first claim id after the cut, or None."""
+    if before < low:
+        return start, low
+    if low == high:  # one claim fills the group: no cut here
+        return None
+    ids = pl.from_arrow(file.read_row_group(g, columns=[column]).column(0)).str.strip_chars()
+    spans = ids == low
+    k = int(spans.arg_min())  # the spanning claim's rows, if they come first: 0..k-1
+    if spans[:k].all() and not spans[k:].any():
+        return start + k, ids[k:].min()
+    return None
+
+
 def split_payroll(payroll: Path, n: int, workdir: Path) -> list[PayrollSource]:
     """One streaming pass: the payroll rows, as text with their line numbers, written into ``n``
     Parquet partitions by claim hash (all rows of a claim land in one)."""
@@ -347,6 +427,7 @@ def run(
     started = time.perf_counter()
     table = read_claims(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
+    local = mapper is None  # partitions decided on this machine: they may read the table itself
     if mapper is None:
         mapper = serial_map if jobs <= 1 else process_map(jobs)
         rows_per_partition = max(1, rows_per_partition // max(1, jobs))
@@ -357,20 +438,26 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-batch-", dir=workdir or out))
     try:
-        if n == 1:
-            sources = [PayrollSource(str(payroll), payroll.name, False)]
-        elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
-            sources = [PayrollSource(str(payroll), payroll.name, False, (k, n)) for k in range(n)]
-        else:
-            sources = split_payroll(payroll, n, scratch / "payroll")
-        table = table.with_columns(bucket(n))
-        args = [(table.filter(pl.col("_bucket") == k).drop("_bucket"), src, jsonl) for k, src in enumerate(sources)]
-        results = []
-        for res in mapper(_decide_indexed, [(k, *a) for k, a in enumerate(args)]):
-            results.append(res)
-            if on_progress:
-                on_progress(res[1].rows, res[1].claims.height)
-        results.sort(key=lambda r: r[0])
+        ranges = claim_ranges(payroll, rows_per_partition, max(jobs, min_partitions)) if n > 1 and local else None
+        results = None
+        if ranges is not None:  # each partition reads its own rows: no split pass
+            args = [(table.filter(r.holds()), PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r), jsonl)
+                    for r in ranges]
+            try:
+                results = _decide_all(mapper, args, on_progress)
+                n = len(ranges)
+            except OutOfClaimOrder:  # the statistics said claim order, a row did not: split by hash after all
+                results = None
+        if results is None:
+            if n == 1:
+                sources = [PayrollSource(str(payroll), payroll.name, False)]
+            elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
+                sources = [PayrollSource(str(payroll), payroll.name, False, (k, n)) for k in range(n)]
+            else:
+                sources = split_payroll(payroll, n, scratch / "payroll")
+            buckets = table.with_columns(bucket(n))
+            args = [(buckets.filter(pl.col("_bucket") == k).drop("_bucket"), src, jsonl) for k, src in enumerate(sources)]
+            results = _decide_all(mapper, args, on_progress)
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
         if jsonl:
@@ -396,6 +483,21 @@ def run(
     summary.seconds = round(time.perf_counter() - started, 3)
     outputs.write_json(summary.to_dict(), out / "summary.json")
     return summary
+
+
+class OutOfClaimOrder(Exception):
+    """A partition read as a run of claim-ordered rows holds a row of another partition's claim."""
+
+
+def _decide_all(mapper: Mapper, args: list[tuple], on_progress: Callable[[int, int], None] | None) -> list[tuple[int, PartitionResult]]:
+    """Every partition's result, in partition order. Progress is told as each one is done (so a
+    run restarted by ``OutOfClaimOrder`` may have told some)."""
+    results = []
+    for res in mapper(_decide_indexed, [(k, *a) for k, a in enumerate(args)]):
+        results.append(res)
+        if on_progress:
+            on_progress(res[1].rows, res[1].claims.height)
+    return sorted(results, key=lambda r: r[0])
 
 
 def _decide_indexed(k: int, claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) -> tuple[int, PartitionResult]:

@@ -52,14 +52,17 @@ def kind_of(path: Path) -> str:
     raise ClaimError([Problem(str(path), "unknown table kind; use a .csv or .parquet file")])
 
 
-def scan_text(path: Path) -> pl.LazyFrame:
-    """A table as text columns with lower-case names (CSV read without inference, Parquet cast)."""
-    if kind_of(path) == "csv":
-        lf = pl.scan_csv(path, infer_schema=False)
-    else:
-        lf = pl.scan_parquet(path)
-    names = lf.collect_schema().names()
-    return lf.select(pl.col(n).cast(pl.Utf8).alias(n.strip().lower()) for n in names)
+def scan_text(path: Path, rows: tuple[int, int] | None = None) -> pl.LazyFrame:
+    """A table as text columns with lower-case names (CSV read without inference, Parquet cast).
+    ``rows`` = (first, count): only those rows, with ``_line``, each row's number as a person
+    counts it (``first_line``); the slice is taken before anything else, so that a Parquet
+    reader reads only the row groups it needs."""
+    scan = (lambda: pl.scan_csv(path, infer_schema=False)) if kind_of(path) == "csv" else (lambda: pl.scan_parquet(path))
+    names = scan().collect_schema().names()
+    lf = scan()  # a scan whose schema was asked for no longer takes the slice into the reader
+    if rows is not None:
+        lf = lf.with_row_index("_line", offset=first_line(path)).slice(*rows)
+    return lf.select(*(["_line"] if rows is not None else []), *(pl.col(n).cast(pl.Utf8).alias(n.strip().lower()) for n in names))
 
 
 def first_line(path: Path) -> int:
@@ -154,16 +157,12 @@ def read_claims(claims: Path, periods: Path | None = None) -> pl.DataFrame:
     return table.join(nested, on="claim_id", how="left", maintain_order="left")
 
 
-def scan_payroll(path: Path) -> pl.LazyFrame:
+def scan_payroll(path: Path, rows: tuple[int, int] | None = None) -> pl.LazyFrame:
     """The payroll table as text, with ``_line``: the row's number in the file as a person counts
-    it (for the problems of B1 and of bad rows)."""
-    lf = scan_text(path)
+    it (for the problems of B1 and of bad rows). ``rows`` = (first, count): only those rows."""
+    lf = scan_text(path, (0, None) if rows is None else rows)
     names = lf.collect_schema().names()
     missing = [c for c in ("claim_id", "employee_id", "month", "hours") if c not in names]
     if missing:
         raise ClaimError([Problem(str(path), f"missing column(s) {', '.join(missing)}; a payroll table has columns {', '.join(PAYROLL_COLUMNS)}")])
-    return (
-        lf.select(c for c in PAYROLL_COLUMNS if c in names)
-        .with_columns(pl.col("claim_id").str.strip_chars())
-        .with_row_index("_line", offset=first_line(path))
-    )
+    return lf.select("_line", *(c for c in PAYROLL_COLUMNS if c in names)).with_columns(pl.col("claim_id").str.strip_chars())
