@@ -346,8 +346,8 @@ class ClaimRange:
 def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[ClaimRange] | None:
     """Partitions without a split pass, for a Parquet table in claim order, as an export sorted by
     claim gives it: row groups whose claim_id statistics never go back. A partition is a run of
-    rows of about ``rows_per_partition`` or fewer, their number a multiple of ``at_least`` (the
-    processes) where the claims allow, cut at a row
+    rows of at most ``rows_per_partition`` (more only where one claim's rows leave no cut), their
+    number a multiple of ``at_least`` (the processes) where the claims allow, cut at a row
     group's start: where the claim on both sides of it differs, there; where one claim spans it,
     after that claim's rows, which must then come first in the group (its claim_id column is read
     to find them). None when the table is not such a table, or gives fewer than ``at_least``
@@ -373,7 +373,7 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     target = -(-meta.num_rows // (rounds * at_least))
     out, first, low, start = [], 0, None, 0
     for g, (n, group_low, group_high) in enumerate(groups):
-        if g and start - first >= target - n // 2:  # about full: cut at this group, if a cut is possible
+        if g and start - first + n > target:  # this group would overfill the partition: cut before it, if possible
             cut = _cut(file, meta.schema.names[col], g, start, groups[g - 1][2], group_low, group_high)
             if cut is not None:
                 at, next_low = cut
@@ -441,8 +441,11 @@ def run(
         ranges = claim_ranges(payroll, rows_per_partition, max(jobs, min_partitions)) if n > 1 and local else None
         results = None
         if ranges is not None:  # each partition reads its own rows: no split pass
-            args = [(table.filter(r.holds()), PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r), jsonl)
-                    for r in ranges]
+            part = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8).search_sorted(
+                table.get_column("claim_id").fill_null(""), side="right")  # the range holding each claim
+            parts = _parts(table.with_columns(part.alias("_part")), "_part", len(ranges))
+            args = [(parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r), jsonl)
+                    for k, r in enumerate(ranges)]
             try:
                 results = _decide_all(mapper, args, on_progress)
                 n = len(ranges)
@@ -455,8 +458,8 @@ def run(
                 sources = [PayrollSource(str(payroll), payroll.name, False, (k, n)) for k in range(n)]
             else:
                 sources = split_payroll(payroll, n, scratch / "payroll")
-            buckets = table.with_columns(bucket(n))
-            args = [(buckets.filter(pl.col("_bucket") == k).drop("_bucket"), src, jsonl) for k, src in enumerate(sources)]
+            parts = _parts(table.with_columns(bucket(n)), "_bucket", n)
+            args = [(parts[k], src, jsonl) for k, src in enumerate(sources)]
             results = _decide_all(mapper, args, on_progress)
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
@@ -483,6 +486,14 @@ def run(
     summary.seconds = round(time.perf_counter() - started, 3)
     outputs.write_json(summary.to_dict(), out / "summary.json")
     return summary
+
+
+def _parts(table: pl.DataFrame, key: str, n: int) -> list[pl.DataFrame]:
+    """The claims table's rows of each partition 0..n-1 (by ``key``), in one pass: filtering it
+    once per partition copied its nested periods column each time (3.7 GB at 325,000 claims)."""
+    parts = table.partition_by(key, as_dict=True, include_key=False, maintain_order=True)
+    empty = table.drop(key).clear()
+    return [parts.get((k,), empty) for k in range(n)]
 
 
 class OutOfClaimOrder(Exception):
