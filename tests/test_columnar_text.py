@@ -56,3 +56,56 @@ def test_normalize_judges_large_and_small_tables_alike(rows):
     finally:
         payroll.LOOKUP_FROM_ROWS = before
     assert_frame_equal(small, large)
+
+
+@st.composite
+def exports(draw):
+    """Payroll tables as exports list them, each employee's months together and in order, with
+    the slips that make a second row for a month: a row given twice, an employee's months in two
+    places, months out of order, an id with spaces around it."""
+    rows = []
+    for e in range(draw(st.integers(1, 4))):
+        first = draw(st.integers(24000, 24030))
+        for idx in range(first, first + draw(st.integers(4, 14))):
+            rows.append([f"e{e}", f"{idx // 12:04d}-{idx % 12 + 1:02d}", draw(st.sampled_from(["0", "80", "150", "745", "x"])), "permanent", "false", None])
+    for slip in draw(st.lists(st.sampled_from(["twice", "elsewhere", "swap", "spaces", "no month"]), max_size=3)):
+        k = draw(st.integers(0, len(rows) - 1))
+        row = list(rows[k])
+        if slip == "twice":
+            rows.insert(k + 1, row)
+        elif slip == "elsewhere":
+            rows.append(row)
+        elif slip == "swap" and k + 1 < len(rows):
+            rows[k], rows[k + 1] = rows[k + 1], rows[k]
+        elif slip == "spaces":
+            rows.insert(k + 1, [f" {row[0]} ", *row[1:]])
+        elif slip == "no month":
+            rows[k] = [row[0], "", *row[2:]]
+    return rows
+
+
+@given(exports())
+@settings(max_examples=200, deadline=None)
+def test_normalize_finds_second_rows_of_an_export_in_employee_order(rows):
+    """The large tables' path looks for second rows only in the runs of an employee's rows whose
+    months do not rise, or whose employee has another run (``payroll._maybe_repeated``): it must
+    find every one the row-by-row path finds."""
+    frame = pl.DataFrame(rows, schema={c: pl.Utf8 for c in payroll.RAW_COLUMNS}, orient="row")
+    small = payroll.normalize(frame.lazy()).collect()
+    before = payroll.LOOKUP_FROM_ROWS
+    payroll.LOOKUP_FROM_ROWS = 0
+    try:
+        large = payroll.normalize(frame.lazy()).collect()
+    finally:
+        payroll.LOOKUP_FROM_ROWS = before
+    assert_frame_equal(small, large)
+
+
+def test_an_export_in_employee_order_has_few_candidate_rows():
+    """Only the runs that may hold a second row are looked at: here the employee whose month
+    repeats, not the other."""
+    rows = pl.DataFrame({
+        "employee_id": ["a"] * 6 + ["b"] * 6, "month_idx": [1, 2, 3, 3, 4, 5, 1, 2, 3, 4, 5, 6],
+    })
+    again = payroll._maybe_repeated(rows, ["employee_id", "month_idx"])
+    assert again.to_list() == [True] * 6 + [False] * 6

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 import polars as pl
@@ -34,8 +35,11 @@ _CENT = Decimal("0.01")
 
 
 def _money(v: Any) -> Decimal:
-    if type(v) is str and _PLAIN_MONEY.match(v):
-        return Decimal(v).quantize(_CENT)
+    if type(v) is str:
+        if v[-3:-2] == "." and len(v) <= MONEY_DIGITS + 3 and v.replace(".", "", 1).isdecimal():
+            return Decimal(v)  # "1234.56" (\d is isdecimal): in cents already, nothing to quantize
+        if _PLAIN_MONEY.match(v):
+            return Decimal(v).quantize(_CENT)
     if isinstance(v, bool) or v is None:
         raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
     if isinstance(v, float):
@@ -59,9 +63,16 @@ def _money(v: Any) -> Decimal:
 
 
 def _date(v: Any) -> date:
+    if isinstance(v, str):
+        return _date_text(v)
     if isinstance(v, date):
         return v
-    if not isinstance(v, str) or not _DATE.match(v.strip()):
+    raise ValueError(f"expected a date YYYY-MM-DD, got {v!r}")
+
+
+@lru_cache(maxsize=8192)  # a batch's periods share few dates; a bad date is not cached, so it raises each time
+def _date_text(v: str) -> date:
+    if not _DATE.match(v.strip()):
         raise ValueError(f"expected a date YYYY-MM-DD, got {v!r}")
     try:
         return date.fromisoformat(v.strip())

@@ -81,9 +81,10 @@ def cached_constants(header: ClaimHeader, cache: dict) -> Constants:
     """``claim_constants``, computed once per (credit year one, options): the operations date
     matters only through the month credit year one starts (W1)."""
     key = (year_one_first_month(header.location.operations_began, header.options), header.options)
-    if key not in cache:
-        cache[key] = claim_constants(header)
-    return cache[key]
+    k = cache.get(key)  # one lookup: the key's hash (the options model's) is not cached
+    if k is None:
+        k = cache[key] = claim_constants(header)
+    return k
 
 
 def with_constants(payroll: pl.DataFrame, claim_id, cols: dict) -> pl.DataFrame:
@@ -214,15 +215,19 @@ def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figure
         average_numerator(sums[k], sums[3 + k], ft_num, ft_den) if cut is None or first + 12 * (k + 1) <= cut else None
         for k in range(3)
     )
-    new = tuple(C.new_positions(averages[o], averages[0], den, opts.whole_positions) for o in (1, 2))  # C1
+    base, whole = averages[0], opts.whole_positions
+    new = (C.new_positions(averages[1], base, den, whole), C.new_positions(averages[2], base, den, whole))  # C1
+    eligible = prep.eligible
     credit = tuple(  # C2 (zero when not eligible, E5)
-        None if new[o] is None else C.credit_cents(new[o], den, k.amount_cents[o]) if prep.eligible else 0 for o in (0, 1)
+        None if new[o] is None else C.credit_cents(new[o], den, k.amount_cents[o]) if eligible else 0 for o in (0, 1)
     )
     ratio = C.sustained_effort_ratio(*new)  # C3
-    allowed_in = tuple(L.period_of_allowance(end, prep.period_dates) for end in k.year_ends)  # L1
+    dates = prep.period_dates
+    allowed_in = (L.period_of_allowance(k.year_ends[0], dates), L.period_of_allowance(k.year_ends[1], dates))  # L1
     rooms = []
+    limited, eligible_tax, share = prep.limited, prep.eligible_tax, k.share
     for liability, floor, before, after in prep.period_cents:  # L2-L3
-        cap, above, room = limits.room(liability, prep.limited, prep.eligible_tax, floor, before, k.share)
+        cap, above, room = limits.room(liability, limited, eligible_tax, floor, before, share)
         rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
     lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, k.carryforward, opts.refund)
     return Figures(den, averages, new, credit, ratio, allowed_in, tuple(rooms), lines, pending_from)

@@ -159,56 +159,47 @@ def _parse(lf: pl.LazyFrame, columns) -> pl.LazyFrame:
 LOOKUP_FROM_ROWS = 50_000
 
 
-def _typed(raw: pl.DataFrame) -> pl.DataFrame:
-    """The typed columns of a large table (``_PARSERS``), row by row. Payroll values repeat
-    endlessly (a few hundred months, a few thousand distinct hours), so each column's parser runs
-    once on its distinct values, which are given back to their rows; the lookups run together, so
-    polars spreads them over the cores."""
-    cols = list(_PARSERS)
-    found = raw.select(pl.col(c).cast(pl.Utf8).unique().drop_nulls().implode() for c in cols)
-    distinct = [found.get_column(c)[0] for c in cols]
-    index = raw.select(
-        pl.col(c).cast(pl.Utf8).cast(pl.Enum(v)).to_physical().fill_null(len(v)) for c, v in zip(cols, distinct)
-    )
-    tables = [
-        _parse(pl.LazyFrame({f"_raw_{c}": pl.concat([v, pl.Series([None], dtype=pl.Utf8)])}), [c]).select(out).collect()
-        for c, v, (_, out) in zip(cols, distinct, _PARSERS.values())
-    ]
-    return index.select(
-        pl.lit(t.get_column(name)).gather(pl.col(c)).alias(name) for c, t in zip(cols, tables) for name in t.columns
-    )
+def _own_problems() -> dict[str, pl.Expr]:
+    """Per raw column, whether a parsed value has a problem of its own, over the columns of its
+    ``_PARSERS`` entry; for hours, whether it may have one: more than 28 days of hours may be more
+    than its month has (the row's check decides)."""
+    return {
+        "month": pl.col("month_idx").is_null(),
+        "hours": pl.col("_h_code").is_not_null() | pl.col("hours").is_null() | (pl.col("hours") > 28 * 24 * HOURS_SCALE),
+        "basis": ~pl.col("basis").is_in(BASES).fill_null(False),
+        "ownership_interest": pl.col("ownership_interest").is_null(),
+        "owner_relation": pl.col("owner_relation").is_not_null() & ~pl.col("owner_relation").is_in(RELATIONS).fill_null(False),
+        "employee_id": pl.col("employee_id").is_null() | (pl.col("employee_id") == ""),
+    }
 
 
-def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None) -> pl.LazyFrame:
-    """Type and check raw payroll rows. Adds ``problem`` (null when the row is good).
+def _lookup(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """The distinct values of each parsed column (and of ``employee_id``), found in one hashing
+    pass as the categories of a categorical column of its own. Gives each row's codes (a value's
+    place among its column's distinct values; null is the last place) and, per column, the table
+    of its distinct values parsed (``_PARSERS``; ``employee_id`` stripped, ``_emp`` its code
+    after stripping), by code, with ``_bad``: whether the value has a problem of its own
+    (``_own_problems``). Payroll values repeat endlessly (a few hundred months, a few thousand
+    distinct hours), so each parser runs on a few thousand values, not millions."""
+    cols = [*_PARSERS, "employee_id"]
+    categories = {c: pl.Categories.random() for c in cols}
+    coded = raw.select(pl.col(c).cast(pl.Utf8).cast(pl.Categorical(categories[c])) for c in cols)  # holds the categories
+    own = _own_problems()
+    tables = {}
+    for c in cols:
+        values = pl.LazyFrame({f"_raw_{c}": categories[c].to_series().extend(pl.Series([None], dtype=pl.Utf8))})  # by code
+        if c == "employee_id":
+            stripped = values.select(pl.col("_raw_employee_id").cast(pl.Utf8).str.strip_chars().alias("employee_id"))
+            table = stripped.with_columns(pl.col("employee_id").cast(pl.Categorical(pl.Categories.random())).to_physical().alias("_emp"))
+        else:
+            table = _parse(values, [c]).select(_PARSERS[c][1])
+        tables[c] = table.with_columns(own[c].alias("_bad")).collect()
+    index = coded.select(pl.col(c).to_physical().fill_null(tables[c].height - 1) for c in cols)
+    return index, tables
 
-    ``as_of_idx``: the first month index that is not yet known (months from it on are unknown,
-    rule "completeness" of issue 2); a row for such a month is a problem.
-    ``source``: for rows without a ``source`` column, the expression of a row's location,
-    written only for the rows that have a problem (``source`` is null on the others); without
-    either, rows are "row 1", "row 2", ...
 
-    Each raw column is parsed by its ``_PARSERS`` entry; the checks that look at more than one
-    column run on the typed values. A small table is parsed and checked row by row in one query. A
-    large one (``LOOKUP_FROM_ROWS`` rows or more) has each column's distinct values parsed once
-    (``_typed``) and its messages written only for the rows that have a problem. Both give the same
-    columns, values and messages (tests/test_columnar_text.py).
-    """
-    df = lf.collect()
-    for col in RAW_COLUMNS:
-        if col not in df.columns:
-            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
-    if "source" not in df.columns and source is None:
-        df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
-    order = [*df.columns, *([] if "source" in df.columns else ["source"]), "month_idx", "problem"]
-    raw = [pl.col(c).alias(f"_raw_{c}") for c in _PARSERS]
-    if df.height < LOOKUP_FROM_ROWS:  # parse the rows themselves: fewer steps than the lookup
-        typed = _parse(df.lazy().with_columns(raw), _PARSERS)
-    else:
-        typed = df.drop(*_PARSERS).hstack([*_typed(df).get_columns(), *df.select(raw).get_columns()]).lazy()
-    typed = typed.with_columns(
-        pl.col("employee_id").cast(pl.Utf8).str.strip_chars(), pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"),
-    )
+def _checks(as_of_idx: int | pl.Expr | None) -> list[tuple[int | None, pl.Expr]]:
+    """The row checks on typed values, in the order of their problems (None: the hours' own)."""
     month_ok = pl.col("month_idx").is_not_null()
     emp, hours, idx = pl.col("employee_id"), pl.col("hours"), pl.col("month_idx")
     days = _days_in(idx // 12, idx % 12 + 1)
@@ -224,37 +215,155 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     if as_of_idx is not None:
         cut = as_of_idx if isinstance(as_of_idx, pl.Expr) else pl.lit(as_of_idx)
         checks.append((_AS_OF, month_ok & (idx >= cut)))
+    return checks
+
+
+def _code(checks: list[tuple[int | None, pl.Expr]]) -> pl.Expr:
+    """A row's first problem (null when none)."""
     code = pl.when(checks[0][1]).then(pl.lit(checks[0][0]))
     for c, cond in checks[1:]:
         code = code.when(cond).then(pl.col("_h_code") if c is None else pl.lit(c))
-    rows = typed.with_columns(code.cast(pl.UInt8).alias("_code"))
-    keys = ["claim_id", "employee_id", "month_idx"] if "claim_id" in order else ["employee_id", "month_idx"]
-    written = "source" not in df.columns  # the source is written only where a row has a problem
+    return code.cast(pl.UInt8).alias("_code")
+
+
+def _second(keys: list[str]) -> tuple[pl.Expr, pl.Expr]:
+    """The first row's ``source`` of each employee and month, and whether a row without another
+    problem is a second row for them."""
     first = pl.col("source").first().over(keys)
-    second = (pl.len().over(keys) > 1) & pl.col("_code").is_null() & (pl.col("source") != first)  # a second row for an employee and month
-    if df.height < LOOKUP_FROM_ROWS:  # a small table: every row in one pass
+    return first, (pl.len().over(keys) > 1) & pl.col("_code").is_null() & (pl.col("source") != first)
+
+
+def _maybe_repeated(rows: pl.DataFrame, keys: list[str]) -> pl.Series:
+    """Rows that may share their ``keys`` with another row (a superset of the rows that do).
+    A payroll export lists each employee's months together, in order: then a run of rows of one
+    employee (and claim) whose months rise cannot repeat a month, and only the runs that do not
+    rise, or whose employee has another run, are candidates. A table in another order has its
+    rows' keys hashed: rows whose hash is shared are the candidates."""
+    who = [pl.col(k) for k in keys[:-1]]
+    month = pl.col(keys[-1])
+    new_run = pl.any_horizontal((w != w.shift(1)).fill_null(True) for w in who)
+    marks = rows.select(
+        new_run.alias("new"), (new_run | ~(month > month.shift(1)).fill_null(False)).alias("break"), *who,
+    ).with_columns(pl.col("new").cum_sum().alias("run"))
+    starts = marks.filter("new")
+    if starts.height * 4 > rows.height:  # not grouped by employee: hash the keys
+        key_hash = pl.lit(0, dtype=pl.UInt64)
+        for k, c in enumerate(keys):
+            key_hash = key_hash ^ (pl.col(c).hash(k) * (2 * k + 1))
+        return rows.select((pl.len().over(key_hash) > 1) & pl.col(keys[-1]).is_not_null()).to_series()
+    again = starts.filter(pl.struct(keys[:-1]).is_duplicated()).get_column("run")
+    unsorted = marks.filter(pl.col("break") & ~pl.col("new")).get_column("run")
+    flagged = pl.zeros(starts.height + 1, dtype=pl.Boolean, eager=True).scatter(pl.concat([again, unsorted]), True)
+    return marks.select(pl.lit(flagged).gather(pl.col("run"))).to_series()
+
+
+def check(
+    lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None, lean: bool = False,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Type and check the raw payroll rows of a large table (the work of ``normalize``), giving
+    the typed rows apart from their problems: the rows (``COLUMNS`` but ``source``, in the
+    input's order, the raw columns replaced), and one row per bad row: ``_i`` (its place),
+    ``source`` and ``problem``. ``lean``: the rows carry only what P1-P4 need, without ``month``,
+    with ``employee_id`` as a code of the (stripped) id, an integer, and text as categorical.
+
+    Each column's distinct values are parsed and judged once (``_lookup``). The rows that may
+    have a problem are those with a value that has one, with a month not over by ``as_of_idx``,
+    or that may be a second row for an employee and month (``_maybe_repeated``); their problems
+    are found as ``normalize`` finds them, with its words."""
+    df = lf.collect()
+    for col in RAW_COLUMNS:
+        if col not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
+    if "source" not in df.columns and source is None:
+        df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
+    index, tables = _lookup(df)
+
+    def typed(at: pl.DataFrame, names: set[str], categorical: bool = False) -> list[pl.Series]:
+        """The typed columns ``names`` of the rows ``at`` (their codes); ``categorical``: text as
+        categorical columns, whose gathering costs a fraction of text's."""
+        text = lambda s: s.cast(pl.Categorical(pl.Categories.random())) if categorical and s.dtype == pl.Utf8 else s  # noqa: E731
+        return at.select(
+            pl.lit(text(t.get_column(name))).gather(pl.col(c)).alias(name) for c, t in tables.items() for name in t.columns if name in names
+        ).get_columns()
+
+    kept = {"month_idx", "hours", "basis", "ownership_interest", "owner_relation", *(("_emp",) if lean else ("month", "employee_id"))}
+    rows = df.drop(*_PARSERS, "employee_id").hstack(typed(index, kept, categorical=lean))
+    who = rows.get_column("_emp") if lean else pl.Series("_emp", typed(index, {"_emp"})[0])
+    if lean:
+        rows = rows.rename({"_emp": "employee_id"})
+    bad_values = [pl.col(c).is_in(t.get_column("_bad").arg_true().cast(pl.UInt32).implode()) for c, t in tables.items() if t.get_column("_bad").any()]
+    bad = [index.select(pl.any_horizontal(bad_values)).to_series()] if bad_values else []
+    if as_of_idx is not None:
+        cut = as_of_idx if isinstance(as_of_idx, pl.Expr) else pl.lit(as_of_idx)
+        bad.append(rows.select((pl.col("month_idx") >= cut).fill_null(False)).to_series())
+    keys = ["claim_id", "_emp", "month_idx"] if "claim_id" in df.columns else ["_emp", "month_idx"]
+    flags = pl.DataFrame([
+        pl.DataFrame([s.alias(f"_{k}") for k, s in enumerate(bad)]).select(pl.any_horizontal(pl.all()).alias("_bad")).to_series()
+        if bad else pl.repeat(False, df.height, dtype=pl.Boolean, eager=True).alias("_bad"),
+        _maybe_repeated(pl.DataFrame([who if k == "_emp" else rows.get_column(k) for k in keys]), keys).alias("_again"),
+    ])
+    look = flags.select((pl.col("_bad") | pl.col("_again")).arg_true().cast(pl.UInt32).alias("_i")).to_series()
+    at = index[look]
+    some = df[look].rename({c: f"_raw_{c}" for c in _PARSERS}).drop("employee_id").hstack([
+        *typed(at, {n for t in tables.values() for n in t.columns} - {"_bad"}), *flags[look].get_columns(), look,
+    ])
+    if "source" not in some.columns:
+        some = some.with_columns(source.alias("source"))
+    some = some.with_columns(_code(_checks(as_of_idx)))
+    first, second = _second(keys)  # every row of a key that has more than one is "_again"
+    dup = some.filter(pl.col("_again") & pl.col("month_idx").is_not_null()).with_columns(
+        first.alias("_first"), second.alias("_dup")).filter(pl.col("_dup"))
+    found = pl.concat([
+        some.filter(pl.col("_code").is_not_null()).with_columns(pl.lit(None, dtype=pl.Utf8).alias("_first"), pl.lit(False).alias("_dup")),
+        dup.with_columns(pl.lit(_DUPLICATE, dtype=pl.UInt8).alias("_code")),
+    ]).sort("_i").select("_i", "source", _message().alias("problem"))
+    return rows, found
+
+
+def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None) -> pl.LazyFrame:
+    """Type and check raw payroll rows. Adds ``problem`` (null when the row is good).
+
+    ``as_of_idx``: the first month index that is not yet known (months from it on are unknown,
+    rule "completeness" of issue 2); a row for such a month is a problem.
+    ``source``: for rows without a ``source`` column, the expression of a row's location,
+    written only for the rows that have a problem (``source`` is null on the others); without
+    either, rows are "row 1", "row 2", ...
+
+    Each raw column is parsed by its ``_PARSERS`` entry; the checks that look at more than one
+    column run on the typed values. A small table is parsed and checked row by row in one query; a
+    large one (``LOOKUP_FROM_ROWS`` rows or more) goes through ``check``. Both give the same
+    columns, values and messages (tests/test_columnar_text.py).
+    """
+    df = lf.collect()
+    for col in RAW_COLUMNS:
+        if col not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
+    if "source" not in df.columns and source is None:
+        df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
+    written = "source" not in df.columns  # the source is written only where a row has a problem
+    order = [*df.columns, *(["source"] if written else []), "month_idx", "problem"]
+    if df.height >= LOOKUP_FROM_ROWS:
+        rows, found = check(df.lazy(), as_of_idx=as_of_idx, source=source)
+        at = found.get_column("_i")
+        problem = pl.Series("problem", [None] * rows.height, dtype=pl.Utf8).scatter(at, found.get_column("problem"))
+        extra = [problem]
         if written:
-            rows = rows.with_columns(source.alias("source"))
-        rows = rows.with_columns(
-            pl.when(month_ok & second).then(pl.lit(_DUPLICATE, dtype=pl.UInt8)).otherwise(pl.col("_code")).alias("_code"), first.alias("_first"),
-        ).with_columns(pl.when(pl.col("_code").is_not_null()).then(_message()).alias("problem"))
-        if written:
-            rows = rows.with_columns(pl.when(pl.col("problem").is_not_null()).then(pl.col("source")).alias("source"))
-        return rows.select(order).collect().lazy()
-    # A large table: the duplicate test and the messages on the rows that may need them. Rows
-    # whose keys share a hash are candidates for a second row; the exact test runs on them only.
-    key_hash = pl.lit(0, dtype=pl.UInt64)
-    for k, c in enumerate(keys):
-        key_hash = key_hash ^ (pl.col(c).hash(k) * (2 * k + 1))
-    candidates = rows.filter(month_ok & (pl.len().over(key_hash) > 1))
-    bad = rows.filter(pl.col("_code").is_not_null())
+            extra.append(pl.Series("source", [None] * rows.height, dtype=pl.Utf8).scatter(at, found.get_column("source")))
+        return rows.hstack(extra).select(order).lazy()
+    typed = _parse(df.lazy().with_columns(pl.col(c).alias(f"_raw_{c}") for c in _PARSERS), _PARSERS).with_columns(
+        pl.col("employee_id").cast(pl.Utf8).str.strip_chars())
+    rows = typed.with_columns(_code(_checks(as_of_idx)))
     if written:
-        candidates, bad = candidates.with_columns(source.alias("source")), bad.with_columns(source.alias("source"))
-    dup = candidates.with_columns(first.alias("_first"), second.alias("_dup")).filter(pl.col("_dup")).with_columns(
-        pl.lit(_DUPLICATE, dtype=pl.UInt8).alias("_code"))
-    found = pl.concat([bad.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_first")), dup.select(*bad.collect_schema().names(), "_first")])
-    found = found.select("_i", _message().alias("problem"), *(["source"] if written else []))
-    return rows.join(found, on="_i", how="left", maintain_order="left").select(order).collect().lazy()
+        rows = rows.with_columns(source.alias("source"))
+    keys = ["claim_id", "employee_id", "month_idx"] if "claim_id" in order else ["employee_id", "month_idx"]
+    first, second = _second(keys)
+    rows = rows.with_columns(
+        pl.when(pl.col("month_idx").is_not_null() & second).then(pl.lit(_DUPLICATE, dtype=pl.UInt8)).otherwise(pl.col("_code")).alias("_code"),
+        first.alias("_first"),
+    ).with_columns(pl.when(pl.col("_code").is_not_null()).then(_message()).alias("problem"))
+    if written:
+        rows = rows.with_columns(pl.when(pl.col("problem").is_not_null()).then(pl.col("source")).alias("source"))
+    return rows.select(order).collect().lazy()
 
 
 def _message() -> pl.Expr:

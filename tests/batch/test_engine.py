@@ -93,15 +93,26 @@ def test_payroll_rows_of_unknown_claims_are_counted(tmp_path):
 def test_local_processes_give_the_same_outputs(generated, tmp_path):
     """--jobs: partitions decided by spawned worker processes, each reading its claims' rows from
     the table itself (the whole table fits the memory budget) or from the partition pass."""
-    run(generated, "parquet", tmp_path / "one")
-    summary = run(generated, "parquet", tmp_path / "jobs", jobs=2)
+    paths = generated["parquet"]
+    shuffled = tmp_path / "payroll.parquet"  # out of claim order: partitioned by claim hash
+    pl.read_parquet(paths["payroll"]).sample(fraction=1.0, shuffle=True, seed=3).write_parquet(shuffled)
+    engine.run(paths["claims"], shuffled, tmp_path / "one", periods=paths["periods"], jsonl=True)
+    summary = engine.run(paths["claims"], shuffled, tmp_path / "jobs", periods=paths["periods"], jsonl=True, jobs=2, rows_per_process=1)
     assert summary.partitions == 2
-    summary = run(generated, "parquet", tmp_path / "split", jobs=2, rows_per_partition=50_000)
+    summary = engine.run(paths["claims"], shuffled, tmp_path / "split", periods=paths["periods"], jsonl=True, jobs=2, rows_per_process=1,
+                         rows_per_partition=50_000)
     assert summary.partitions > 2
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         one = (tmp_path / "one" / name).read_bytes()
         assert (tmp_path / "jobs" / name).read_bytes() == one, name
         assert (tmp_path / "split" / name).read_bytes() == one, name
+
+
+def test_a_small_table_is_decided_without_worker_processes(generated, tmp_path):
+    """A worker process is started only for each ``rows_per_process`` payroll rows: below that,
+    starting one costs more than it saves."""
+    summary = run(generated, "parquet", tmp_path / "small", jobs=2)
+    assert summary.partitions == 1
 
 
 def test_claim_ordered_tables_need_no_split_pass(generated, tmp_path):
@@ -116,7 +127,7 @@ def test_claim_ordered_tables_need_no_split_pass(generated, tmp_path):
     assert ranges is not None and len(ranges) > 2
     assert sum(r.count for r in ranges) == table.height and ranges[0].low is None and ranges[-1].high is None
     run(generated, "parquet", tmp_path / "one")
-    summary = engine.run(paths["claims"], ordered, tmp_path / "ranges", periods=paths["periods"], jsonl=True, jobs=2, rows_per_partition=200_000)
+    summary = engine.run(paths["claims"], ordered, tmp_path / "ranges", periods=paths["periods"], jsonl=True, jobs=2, rows_per_process=1, rows_per_partition=200_000)
     assert summary.partitions == len(engine.claim_ranges(ordered, 100_000, 2))
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         assert (tmp_path / "ranges" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
@@ -128,8 +139,24 @@ def test_tables_out_of_claim_order_are_split_by_hash(generated, tmp_path):
     table.sample(fraction=1.0, shuffle=True, seed=3).write_parquet(shuffled, row_group_size=20_000)
     assert engine.claim_ranges(shuffled, 100_000, 2) is None
     one_group = tmp_path / "one.parquet"
+    table.sample(fraction=1.0, shuffle=True, seed=3).write_parquet(one_group, row_group_size=10**7)
+    assert engine.claim_ranges(one_group, 100_000, 2) is None  # no claim order inside the group: nowhere to cut
+
+
+def test_a_row_group_in_claim_order_is_cut_where_its_claim_changes(generated, tmp_path):
+    """Partitions of about equal size (the processes kept equally busy) are cut inside a row
+    group whose claim ids are in order, each before the first row of a claim."""
+    table = pl.read_parquet(generated["parquet"]["payroll"])
+    one_group = tmp_path / "one.parquet"
     table.write_parquet(one_group, row_group_size=10**7)
-    assert engine.claim_ranges(one_group, 100_000, 2) is None  # nothing to cut between
+    ranges = engine.claim_ranges(one_group, table.height // 3, 2)
+    assert len(ranges) == 4 and sum(r.count for r in ranges) == table.height
+    ids = table.get_column("claim_id")
+    changes = (ids != ids.shift(1)).fill_null(False).arg_true()  # the rows where a claim starts
+    for k, r in enumerate(ranges):
+        assert ids.slice(r.first, r.count).to_frame().filter(~r.holds()).height == 0
+        if k:  # the first claim start at or after the even place
+            assert r.first == changes.filter(changes >= k * table.height // 4).min()
 
 
 def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated, tmp_path, monkeypatch):
@@ -144,8 +171,11 @@ def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated,
     moved = a.count // 2  # the cut moved back into the first partition's last claims
     wrong = [engine.ClaimRange(a.first, a.count - moved, a.low, a.high), engine.ClaimRange(b.first - moved, b.count + moved, b.low, b.high), *right[2:]]
     monkeypatch.setattr(engine, "claim_ranges", lambda *_: wrong)
+    splits = []
+    split = engine.split_payroll
+    monkeypatch.setattr(engine, "split_payroll", lambda *a: splits.append(a) or split(*a))
     run(generated, "parquet", tmp_path / "one")
-    summary = engine.run(paths["claims"], ordered, tmp_path / "fallback", periods=paths["periods"], jsonl=True, rows_per_partition=100_000)
-    assert summary.partitions != len(wrong)
+    engine.run(paths["claims"], ordered, tmp_path / "fallback", periods=paths["periods"], jsonl=True, rows_per_partition=100_000)
+    assert len(splits) == 1  # the hash split, after the range run stopped
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         assert (tmp_path / "fallback" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name

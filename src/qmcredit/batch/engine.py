@@ -2,7 +2,7 @@
 
 Each partition goes through the same code as ``qmcredit.decide``: the header is validated by
 ``ClaimHeader`` and read by ``decide.prepare`` (W1-W3, E1-E5, parameters, minimum tax); payroll
-rows are typed and checked by ``payroll.normalize``; P1-P4 are the ``law.positions`` expressions
+rows are typed and checked by ``payroll.check`` (the work of ``normalize``); P1-P4 are the ``law.positions`` expressions
 (``classify``, ``monthly``) over the whole partition, grouped by claim and month; every later rule
 (P5, C1-C3, L1-L5, R1-R3) is ``decide.figures`` per claim, in whole numbers. The tables are
 written column by column from those figures, with the text of ``Determination.to_dict``.
@@ -24,26 +24,29 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
 from ..decide import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
-from ..payroll import first_unknown_month, normalize
+from ..payroll import check, first_unknown_month
 from ..problems import ClaimError, Problem
 from . import outputs
 from .tables import PAYROLL_COLUMNS, header_doc, kind_of, read_claims, scan_payroll
 
 DEFAULT_ROWS_PER_PARTITION = 6_000_000
+#: Payroll rows that make a local worker process worth its start (an interpreter and polars, about
+#: 0.4 s): a smaller table is decided faster in the process that reads it.
+ROWS_PER_PROCESS = 2_000_000
 _HASH_SEED = 20020043  # P.L.2002, c.43: any fixed seed; it only spreads claims over partitions
 
 
@@ -62,8 +65,8 @@ class PayrollSource:
     claims: ClaimRange | None = None  # with ``rows``: the claim ids those rows must hold
 
     def scan(self) -> pl.LazyFrame:
-        if not self.partitioned:
-            rows = scan_payroll(Path(self.path), self.rows)
+        if not self.partitioned:  # claim ids are stripped by ``measure``, or here to find their bucket
+            rows = scan_payroll(Path(self.path), self.rows, strip=self.bucket is not None)
             return rows if self.bucket is None else rows.filter(bucket(self.bucket[1]) == self.bucket[0])
         if not self.path:  # no payroll row hashed to this partition
             return pl.LazyFrame(schema={"_line": pl.UInt32, **{c: pl.Utf8 for c in PAYROLL_COLUMNS}})
@@ -171,21 +174,27 @@ def invalid_json(cid: str, found: list[Problem]) -> str:
 
 
 def measure(rows: pl.LazyFrame, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame, int, pl.Series]:
-    """Type and check every payroll row (``payroll.normalize``), then P1-P4 (``classify``,
-    ``monthly``) over the claims none of whose rows has a problem. ``constants``: one row per
+    """Type and check every payroll row (``payroll.check``, the work of ``normalize``), then
+    P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has a problem. ``constants``: one row per
     claim, in claim-id order, its row number being the claim's code. Returns the monthly sums by
     claim code and month, the bad rows, the number of rows, and the claim ids of rows whose claim
-    is not in the claims table (orphans)."""
+    is not in the claims table (orphans). The rows' claim ids are stripped here: each distinct
+    id once."""
     rows = rows.collect()
-    code = pl.col("claim_id").cast(pl.Enum(constants.get_column("claim_id")), strict=False).to_physical().cast(pl.Int64)
-    coded = rows.with_columns(code.alias("_code"))
-    orphans = coded.filter(pl.col("_code").is_null()).get_column("claim_id")
-    known = coded.filter(pl.col("_code").is_not_null()).drop("claim_id").rename({"_code": "claim_id"}).with_columns(
+    ids = pl.Categories.random()
+    coded = rows.get_column("claim_id").cast(pl.Categorical(ids))  # holds the categories
+    names = ids.to_series().str.strip_chars()  # by code
+    raw = coded.to_physical()
+    claim = names.cast(pl.Enum(constants.get_column("claim_id")), strict=False).to_physical().cast(pl.Int64).gather(raw)
+    orphans = names.gather(raw.filter(claim.is_null()))
+    coded = rows.with_columns(claim.alias("claim_id"))
+    if orphans.len():
+        coded = coded.filter(pl.col("claim_id").is_not_null())
+    known = coded.with_columns(
         pl.lit(constants.get_column("as_of_idx")).gather(pl.col("claim_id")).alias("as_of_idx"))
-    typed = normalize(
-        known.lazy(), as_of_idx=pl.col("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line"))
-    ).collect()
-    bad = typed.filter(pl.col("problem").is_not_null()).sort("claim_id", "_line").select("claim_id", "source", "problem")
+    typed, found = check(known.lazy(), as_of_idx=pl.col("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")), lean=True)
+    bad = found.with_columns(typed.select(pl.col("claim_id", "_line").gather(found.get_column("_i")))).sort("claim_id", "_line").select(
+        "claim_id", "source", "problem")
     good = typed.lazy().filter(~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode())).with_columns(
         pl.lit(constants.get_column(c)).gather(pl.col("claim_id")).alias(c) for c in CLAIM_COLUMNS
     ).filter(pl.col("base_idx").is_not_null())
@@ -301,26 +310,38 @@ def serial_map(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, Partition
     return (fn(*a) for a in args)
 
 
-def process_map(jobs: int) -> Mapper:
-    """A ``Mapper`` over ``jobs`` local worker processes, yielding results as they finish. The
-    processes are spawned, not forked: polars' thread pool does not survive a fork."""
+@contextmanager
+def local_processes(jobs: int) -> Iterator[Mapper]:
+    """A ``Mapper`` over this process and ``jobs`` - 1 local worker processes, yielding results as
+    they finish. This process decides partitions too, on a thread of its own, from the start,
+    while the workers are spawned (not forked: polars' thread pool does not survive a fork) and
+    import the engine. Each has its next partition waiting, and is given another as one is done,
+    so that they finish together however the partitions' costs differ."""
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")) as pool, \
+            ThreadPoolExecutor(max_workers=1) as here:
 
-    def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            for future in as_completed([pool.submit(fn, *a) for a in args]):
-                yield future.result()
+        def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
+            todo, running = deque(args), {}
+            free = {here: 2, pool: 2 * (jobs - 1)}  # one waiting for each: none waits for this loop
+            while todo or running:
+                for executor in (here, pool):
+                    while todo and free[executor]:
+                        running[executor.submit(fn, *todo.popleft())] = executor
+                        free[executor] -= 1
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    free[running.pop(future)] += 1
+                    yield future.result()
 
-    return mapper
+        yield mapper
 
 
-def partition_count(payroll: Path, rows_per_partition: int) -> int:
-    """Partitions needed to keep each under ``rows_per_partition`` rows (a CSV is estimated from
-    its size, at 24 bytes a row, which overestimates rows of realistic ids)."""
+def payroll_rows(payroll: Path) -> int:
+    """The payroll table's rows (a CSV's are estimated from its size, at 24 bytes a row, which
+    overestimates rows of realistic ids)."""
     if payroll.suffix.lower() == ".csv":
-        rows = payroll.stat().st_size // 24
-    else:
-        rows = pl.scan_parquet(payroll).select(pl.len()).collect().item()
-    return max(1, -(-rows // rows_per_partition))
+        return payroll.stat().st_size // 24
+    return pl.scan_parquet(payroll).select(pl.len()).collect().item()
 
 
 def bucket(n: int) -> pl.Expr:
@@ -345,19 +366,20 @@ class ClaimRange:
 
 def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[ClaimRange] | None:
     """Partitions without a split pass, for a Parquet table in claim order, as an export sorted by
-    claim gives it: row groups whose claim_id statistics never go back. A partition is a run of
-    rows of at most ``rows_per_partition`` (more only where one claim's rows leave no cut), their
-    number a multiple of ``at_least`` (the processes) where the claims allow, cut at a row
-    group's start: where the claim on both sides of it differs, there; where one claim spans it,
-    after that claim's rows, which must then come first in the group (its claim_id column is read
-    to find them). None when the table is not such a table, or gives fewer than ``at_least``
-    partitions (then the rows are split by claim hash)."""
+    claim gives it: row groups whose claim_id statistics never go back. The partitions are runs of
+    rows of about equal size, at most ``rows_per_partition`` (more only where one claim's rows
+    leave no cut), their number a multiple of ``at_least`` (the processes, kept equally busy)
+    where the claims allow. Each cut is at the first row from the even place on where a new
+    claim starts (``_cut``). None when the table is not such a table, or gives fewer than
+    ``at_least`` partitions (then the rows are split by claim hash)."""
     if kind_of(payroll) != "parquet":
         return None
+    import pyarrow.parquet as pq  # here: a worker process does not need it
+
     file = pq.ParquetFile(payroll)
     meta = file.metadata
     col = next((j for j, name in enumerate(meta.schema.names) if name.strip().lower() == "claim_id"), None)
-    if col is None or meta.num_row_groups < 2:
+    if col is None or meta.num_rows < 2:
         return None
     groups = []
     for g in range(meta.num_row_groups):
@@ -369,33 +391,31 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
         groups.append((meta.row_group(g).num_rows, st.min, st.max))
     if any(a[2] > b[1] for a, b in zip(groups, groups[1:])):
         return None
-    rounds = -(-meta.num_rows // (at_least * rows_per_partition))  # the processes' turns, all of them busy in each
-    target = -(-meta.num_rows // (rounds * at_least))
-    out, first, low, start = [], 0, None, 0
-    for g, (n, group_low, group_high) in enumerate(groups):
-        if g and start - first + n > target:  # this group would overfill the partition: cut before it, if possible
-            cut = _cut(file, meta.schema.names[col], g, start, groups[g - 1][2], group_low, group_high)
-            if cut is not None:
-                at, next_low = cut
-                out.append(ClaimRange(first, at - first, low, next_low))
-                first, low = at, next_low
-        start += n
-    out.append(ClaimRange(first, start - first, low, None))
+    ids = pl.scan_parquet(payroll).select(pl.col(meta.schema.names[col]).cast(pl.Utf8).str.strip_chars())
+    if len(groups) == 1 and not ids.collect().to_series().is_sorted():  # one group's statistics tell no order
+        return None
+    parts = at_least * -(-meta.num_rows // (at_least * rows_per_partition))  # the processes' turns, all of them busy in each
+    cuts: list[tuple[int, str]] = []
+    for k in range(1, parts):
+        cut = _cut(ids, meta.num_rows, max(k * meta.num_rows // parts, cuts[-1][0] + 1 if cuts else 1))
+        if cut is not None:
+            cuts.append(cut)
+    bounds = [(0, None), *cuts, (meta.num_rows, None)]
+    out = [ClaimRange(a, b - a, low, high) for (a, low), (b, high) in zip(bounds, bounds[1:])]
     return out if len(out) >= at_least else None
 
 
-def _cut(file: pq.ParquetFile, column: str, g: int, start: int, before: str, low: str, high: str) -> tuple[int, str] | None:
-    """Where a partition can end at row group ``g`` (its first row is ``start``): that row and the
-    first claim id after the cut, or None."""
-    if before < low:
-        return start, low
-    if low == high:  # one claim fills the group: no cut here
-        return None
-    ids = pl.from_arrow(file.read_row_group(g, columns=[column]).column(0)).str.strip_chars()
-    spans = ids == low
-    k = int(spans.arg_min())  # the spanning claim's rows, if they come first: 0..k-1
-    if spans[:k].all() and not spans[k:].any():
-        return start + k, ids[k:].min()
+def _cut(ids: pl.LazyFrame, rows: int, at: int) -> tuple[int, str] | None:
+    """The first row from ``at`` on whose claim id is greater than the row's before it (a new
+    claim, in order), and that id; None if none. Only the rows around it are read. (Whether the
+    rows beyond are in order too is found by the workers: ``OutOfClaimOrder``.)"""
+    width = 4096
+    while at < rows:
+        window = ids.slice(at - 1, width + 1).collect().to_series()
+        rises = (window.slice(1) > window.slice(0, window.len() - 1)).arg_true()
+        if rises.len():
+            return at + rises[0], window[rises[0] + 1]
+        at, width = at + width, width * 2
     return None
 
 
@@ -415,30 +435,43 @@ def split_payroll(payroll: Path, n: int, workdir: Path) -> list[PayrollSource]:
 def run(
     claims: Path, payroll: Path, out: Path, *, periods: Path | None = None, jsonl: bool = False,
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper | None = None,
-    jobs: int = 1, workdir: Path | None = None, on_progress: Callable[[int, int], None] | None = None,
-    on_start: Callable[[int], None] | None = None,
+    jobs: int = 1, rows_per_process: int = ROWS_PER_PROCESS, workdir: Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None, on_start: Callable[[int], None] | None = None,
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
     ``out``. ``mapper`` runs ``decide_partition`` over the partitions (on Dask, say); without
-    one, they run here (``jobs`` = 1) or on ``jobs`` local processes, which then share
-    ``rows_per_partition`` (the rows in memory at once). ``on_start(claims)`` is told the number
+    one, they run here (``jobs`` = 1) or on up to ``jobs`` local processes, one per
+    ``rows_per_process`` payroll rows, which then share ``rows_per_partition`` (the rows in
+    memory at once). ``on_start(claims)`` is told the number
     of claims-table rows, ``on_progress(rows, claims)`` as each partition is done. The outputs are
     sorted by claim id, so they do not depend on the partitioning or on where partitions ran."""
     started = time.perf_counter()
+    local = mapper is None  # partitions decided on this machine: they may read the table itself
+    rows = payroll_rows(payroll)
+    jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
+    with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
+        return _run(claims, payroll, out, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
+                    workdir, on_progress, on_start, started)
+
+
+def _run(
+    claims: Path, payroll: Path, out: Path, periods: Path | None, jsonl: bool, rows: int, rows_per_partition: int,
+    min_partitions: int, mapper: Mapper, local: bool, jobs: int, workdir: Path | None,
+    on_progress: Callable[[int, int], None] | None, on_start: Callable[[int], None] | None, started: float,
+) -> Summary:
     table = read_claims(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
-    local = mapper is None  # partitions decided on this machine: they may read the table itself
-    if mapper is None:
-        mapper = serial_map if jobs <= 1 else process_map(jobs)
-        rows_per_partition = max(1, rows_per_partition // max(1, jobs))
-    by_size = partition_count(payroll, rows_per_partition)
+    rows_per_partition = max(1, rows_per_partition)
+    by_size = max(1, -(-rows // rows_per_partition))
     n = max(min_partitions, by_size, jobs)
     if on_start:
         on_start(table.height - summary.claims_without_id)
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-batch-", dir=workdir or out))
     try:
-        ranges = claim_ranges(payroll, rows_per_partition, max(jobs, min_partitions)) if n > 1 and local else None
+        # At least four runs a process, so that the processes finish together.
+        run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
+        ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local else None
         results = None
         if ranges is not None:  # each partition reads its own rows: no split pass
             part = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8).search_sorted(

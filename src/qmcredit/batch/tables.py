@@ -8,6 +8,8 @@ batch never judges a header field itself.
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,9 @@ PAYROLL_COLUMNS = ("claim_id", *RAW_COLUMNS)
 
 _TRUE = ("true", "t", "yes", "y", "1")
 _FALSE = ("false", "f", "no", "n", "0")
+_PERIOD_TEXT_FIELDS = tuple(f for f in PERIOD_FIELDS if f not in BOOLEAN_FIELDS)
+_PERIOD_FLAGS = tuple(f for f in PERIOD_FIELDS if f in BOOLEAN_FIELDS)  # after the text fields, as in PERIOD_FIELDS
+_DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal)  # parse_json's numbers: Decimal, never a float
 
 
 def kind_of(path: Path) -> str:
@@ -88,7 +93,11 @@ def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
     if text is None or text.strip() == "":
         return None
     try:
-        return parse_json(text)
+        return _DECODER.decode(text)  # parse_json's reading, without a new decoder for each text
+    except json.JSONDecodeError:
+        pass
+    try:
+        return parse_json(text)  # raises the problem, in parse_json's words
     except ClaimError as e:
         problems += [Problem(column, f"{p.location}: {p.message}") for p in e.problems]
         return None
@@ -96,18 +105,19 @@ def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
 
 def period_doc(row: dict, problems: list[Problem], where: str) -> dict:
     doc = {}
-    for f in PERIOD_FIELDS:  # _value, inlined: a statewide batch has millions of periods
+    for f in _PERIOD_TEXT_FIELDS:  # _value, inlined: a statewide batch has millions of periods
         text = row.get(f)
-        if text is None or not (t := text.strip()):
-            continue
-        if f in BOOLEAN_FIELDS:
-            low = t.lower()
-            doc[f] = True if low in _TRUE else False if low in _FALSE else text
-        else:
+        if text is not None and text.strip():
             doc[f] = text
-    credits = _json(f"{where}.other_credits", row.get("other_credits"), problems)
+    for f in _PERIOD_FLAGS:
+        text = row.get(f)
+        if text is not None and (low := text.strip().lower()):
+            doc[f] = True if low in _TRUE else False if low in _FALSE else text
+    credits = row.get("other_credits")
     if credits is not None:
-        doc["other_credits"] = credits
+        credits = _json(f"{where}.other_credits", credits, problems)
+        if credits is not None:
+            doc["other_credits"] = credits
     return doc
 
 
@@ -157,12 +167,14 @@ def read_claims(claims: Path, periods: Path | None = None) -> pl.DataFrame:
     return table.join(nested, on="claim_id", how="left", maintain_order="left")
 
 
-def scan_payroll(path: Path, rows: tuple[int, int] | None = None) -> pl.LazyFrame:
+def scan_payroll(path: Path, rows: tuple[int, int] | None = None, strip: bool = True) -> pl.LazyFrame:
     """The payroll table as text, with ``_line``: the row's number in the file as a person counts
-    it (for the problems of B1 and of bad rows). ``rows`` = (first, count): only those rows."""
+    it (for the problems of B1 and of bad rows). ``rows`` = (first, count): only those rows.
+    ``strip``: claim ids without surrounding spaces (without it, the reader strips them)."""
     lf = scan_text(path, (0, None) if rows is None else rows)
     names = lf.collect_schema().names()
     missing = [c for c in ("claim_id", "employee_id", "month", "hours") if c not in names]
     if missing:
         raise ClaimError([Problem(str(path), f"missing column(s) {', '.join(missing)}; a payroll table has columns {', '.join(PAYROLL_COLUMNS)}")])
-    return lf.select("_line", *(c for c in PAYROLL_COLUMNS if c in names)).with_columns(pl.col("claim_id").str.strip_chars())
+    lf = lf.select("_line", *(c for c in PAYROLL_COLUMNS if c in names))
+    return lf.with_columns(pl.col("claim_id").str.strip_chars()) if strip else lf

@@ -70,10 +70,17 @@ def run(
     balance = [0, 0]
     open_ = [False, False]
     lines = []
+    allows_in: dict[int, tuple[str, ...]] = {}  # period -> the credit years allowed in it (L1)
+    for o in (0, 1):
+        if allowed_in[o] is not None:
+            allows_in[allowed_in[o]] = allows_in.get(allowed_in[o], ()) + (ORIGINS[o],)
     for i, rm in enumerate(rooms):
-        allows = tuple(ORIGINS[o] for o in (0, 1) if allowed_in[o] == i)
+        allows = allows_in.get(i, ())
         if pending_from is not None and i >= pending_from:
             lines.append(Line(allows, True, 0, 0, 0, 0, 0, ()))
+            continue
+        if not allows and not (open_[0] or open_[1]):  # no balance open and none allowed: nothing moves
+            lines.append(Line((), False, 0, 0, 0, 0, balance[0] + balance[1], ()))
             continue
         opening = [balance[o] if open_[o] else 0 for o in (0, 1)]
         allowed = [0, 0]

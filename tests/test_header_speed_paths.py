@@ -1,0 +1,68 @@
+"""The batch reads millions of header fields; its shortcuts must read them exactly as the general
+code does: ``claim._date`` (memoised on its text), ``claim._money`` (plain "1234.56" text) and the
+batch's JSON columns (one decoder for all texts, ``loaders.parse_json``'s words for a problem)."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from qmcredit.batch.tables import header_doc
+from qmcredit.claim import _date, _date_text, _money
+from qmcredit.loaders import parse_json
+from qmcredit.problems import ClaimError
+
+
+def test_date_memo_is_bounded_and_raises_each_time():
+    assert _date_text.cache_info().maxsize is not None
+    for bad, message in (("2002-02-30", "'2002-02-30' is not a calendar date"), ("2002-1-1", "expected a date YYYY-MM-DD, got '2002-1-1'")):
+        for _ in range(3):
+            with pytest.raises(ValueError, match=message):
+                _date(bad)
+    assert _date(" 2002-05-01 ") == _date("2002-05-01") == date(2002, 5, 1)
+    assert _date(date(2002, 5, 1)) == date(2002, 5, 1)
+    with pytest.raises(ValueError, match="expected a date YYYY-MM-DD, got 5"):
+        _date(5)
+
+
+digits = st.text(st.sampled_from("0123456789١٢٣٤٥٦٧٨٩٠０９"), min_size=0, max_size=17)
+
+
+@given(digits, st.text(st.sampled_from("0123456789٣０"), min_size=2, max_size=2))
+def test_money_plain_text_is_read_as_the_general_path_reads_it(whole, cents):
+    text = f"{whole}.{cents}"
+    try:
+        general = repr(_money(" " + text))  # a leading space takes the general path
+    except ValueError:
+        with pytest.raises(ValueError):
+            _money(text)
+    else:
+        assert repr(_money(text)) == general
+
+
+@pytest.mark.parametrize("text", ["1234.56", ".12", "0.00", "999999999999999.99", "١٢٣.٤٥", "１２.３４"])
+def test_money_plain_text_examples(text):
+    assert repr(_money(text)) == repr(_money(" " + text)) == repr(Decimal(text).quantize(Decimal("0.01")))
+
+
+@pytest.mark.parametrize("text", [
+    None, "", "  ", "[]", "{}", '[{"name": "a", "amount": 1.5, "order": "before"}]', '{"carryforward_periods": 3}',
+    '[-0.0, 1E2, 007]', "\ufeff[]", "[1,", '{"a": NaN}', "[1] x", " [ 1.10 ] ", "nul", "{'a': 1}",
+])
+def test_json_columns_read_as_parse_json(text):
+    row = {"taxpayer_id": "T", "options": text, "periods": text}
+    doc, problems = header_doc(row, None)
+    if text is None or not text.strip():
+        assert "options" not in doc and problems == []
+        return
+    try:
+        expected = parse_json(text)
+    except ClaimError as e:
+        assert [(p.location, p.message) for p in problems] == [
+            (column, f"{p.location}: {p.message}") for column in ("options", "periods") for p in e.problems]
+        return
+    assert repr(doc["options"]) == repr(doc["periods"]) == repr(expected) and problems == []
