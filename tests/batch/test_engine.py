@@ -150,13 +150,14 @@ def test_a_row_group_in_claim_order_is_cut_where_its_claim_changes(generated, tm
     one_group = tmp_path / "one.parquet"
     table.write_parquet(one_group, row_group_size=10**7)
     ranges = engine.claim_ranges(one_group, table.height // 3, 2)
-    assert len(ranges) == 4 and sum(r.count for r in ranges) == table.height
+    assert len(ranges) == 6 and sum(r.count for r in ranges) == table.height  # two turns of two, the last in halves
     ids = table.get_column("claim_id")
     changes = (ids != ids.shift(1)).fill_null(False).arg_true()  # the rows where a claim starts
+    places = [table.height // 4, table.height // 2, 5 * table.height // 8, 6 * table.height // 8, 7 * table.height // 8]
     for k, r in enumerate(ranges):
         assert ids.slice(r.first, r.count).to_frame().filter(~r.holds()).height == 0
-        if k:  # the first claim start at or after the even place
-            assert r.first == changes.filter(changes >= k * table.height // 4).min()
+        if k:  # the first claim start at or after its place
+            assert r.first == changes.filter(changes >= max(places[k - 1], ranges[k - 1].first + 1)).min()
 
 
 def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated, tmp_path, monkeypatch):
@@ -179,3 +180,10 @@ def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated,
     assert len(splits) == 1  # the hash split, after the range run stopped
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         assert (tmp_path / "fallback" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+
+
+def test_periods_are_read_as_polars_gives_them():
+    """``engine._periods`` reads the nested periods column from its columns: the same dicts as
+    polars' own conversion, None for a claim without periods."""
+    lists = pl.Series([[{"start": "2004-01-01", "liability": "5"}], None, [], [{"start": "2005-01-01", "liability": None}, {"start": "x", "liability": "1"}]])
+    assert list(engine._periods(lists)) == [lists[0].to_list(), None, None, lists[3].to_list()]

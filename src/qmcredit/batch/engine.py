@@ -90,7 +90,9 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
     invalid: dict[str, list[Problem]] = {}
     seen: set[str] = set()
     has_periods = "_periods" in claims.columns
-    for row in claims.iter_rows(named=True):
+    periods = _periods(claims.get_column("_periods")) if has_periods else None
+    for row in claims.drop("_periods", strict=False).iter_rows(named=True):
+        claim_periods = next(periods) if periods is not None else None
         cid = row["claim_id"]
         if cid is None or cid == "":
             continue  # counted by the caller as claims-table rows without an id
@@ -99,7 +101,7 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
             valid.pop(cid, None)
             continue
         seen.add(cid)
-        doc, found = header_doc(row, row["_periods"] if has_periods else None)
+        doc, found = header_doc(row, claim_periods)
         try:
             header = ClaimHeader.model_validate(doc)
         except ValidationError as e:
@@ -110,6 +112,17 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
         else:
             valid[cid] = header
     return valid, invalid
+
+
+def _periods(lists: pl.Series) -> Iterator[list[dict] | None]:
+    """Each claim's periods-table rows as dicts (None without any), from their columns: polars
+    gives a list of structs to Python at several times the cost."""
+    lengths = lists.list.len().to_list()
+    flat = lists.filter(lists.list.len() > 0).explode(empty_as_null=False).struct.unnest()
+    names = flat.columns
+    rows = zip(*(flat.get_column(c).to_list() for c in names))
+    for n in lengths:
+        yield [dict(zip(names, next(rows))) for _ in range(n)] if n else None
 
 
 def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -315,14 +328,14 @@ def local_processes(jobs: int) -> Iterator[Mapper]:
     """A ``Mapper`` over this process and ``jobs`` - 1 local worker processes, yielding results as
     they finish. This process decides partitions too, on a thread of its own, from the start,
     while the workers are spawned (not forked: polars' thread pool does not survive a fork) and
-    import the engine. Each has its next partition waiting, and is given another as one is done,
-    so that they finish together however the partitions' costs differ."""
+    import the engine. Each is given its next partition as it finishes one, so that they finish
+    together however the partitions' costs differ."""
     with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")) as pool, \
             ThreadPoolExecutor(max_workers=1) as here:
 
         def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
             todo, running = deque(args), {}
-            free = {here: 2, pool: 2 * (jobs - 1)}  # one waiting for each: none waits for this loop
+            free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
             while todo or running:
                 for executor in (here, pool):
                     while todo and free[executor]:
@@ -369,7 +382,7 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     claim gives it: row groups whose claim_id statistics never go back. The partitions are runs of
     rows of about equal size, at most ``rows_per_partition`` (more only where one claim's rows
     leave no cut), their number a multiple of ``at_least`` (the processes, kept equally busy)
-    where the claims allow. Each cut is at the first row from the even place on where a new
+    where the claims allow; the processes' last turn is cut in halves. Each cut is at the first row from the even place on where a new
     claim starts (``_cut``). None when the table is not such a table, or gives fewer than
     ``at_least`` partitions (then the rows are split by claim hash)."""
     if kind_of(payroll) != "parquet":
@@ -395,9 +408,12 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     if len(groups) == 1 and not ids.collect().to_series().is_sorted():  # one group's statistics tell no order
         return None
     parts = at_least * -(-meta.num_rows // (at_least * rows_per_partition))  # the processes' turns, all of them busy in each
+    # The last turn in halves: the processes then finish within half a partition of each other.
+    places = [*(k * meta.num_rows // parts for k in range(1, parts - at_least + 1)),
+              *((2 * (parts - at_least) + k) * meta.num_rows // (2 * parts) for k in range(1, 2 * at_least))]
     cuts: list[tuple[int, str]] = []
-    for k in range(1, parts):
-        cut = _cut(ids, meta.num_rows, max(k * meta.num_rows // parts, cuts[-1][0] + 1 if cuts else 1))
+    for place in places:
+        cut = _cut(ids, meta.num_rows, max(place, cuts[-1][0] + 1 if cuts else 1))
         if cut is not None:
             cuts.append(cut)
     bounds = [(0, None), *cuts, (meta.num_rows, None)]
