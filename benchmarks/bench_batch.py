@@ -74,17 +74,18 @@ from pathlib import Path
 
 import psutil
 import polars as pl
-from qmcredit.batch.tables import header_doc, read_claims, scan_payroll
+from qmcredit.batch.tables import header_doc, periods_by_claim, read_tables, scan_payroll
 from qmcredit.decide import decide
 from qmcredit.loaders import claim_from_dict
 from qmcredit.problems import ClaimError
 d = Path({data!r})
-table = read_claims(d / "claims.parquet", d / "periods.parquet")
+table, periods = read_tables(d / "claims.parquet", d / "periods.parquet")
 ids = random.Random(5).sample(table.get_column("claim_id").to_list(), min({sample}, table.height))
 rows = scan_payroll(d / "payroll.parquet").filter(pl.col("claim_id").is_in(ids)).with_columns(
     pl.format("payroll.parquet line {{}}", pl.col("_line")).alias("source")).drop("_line").collect()
 parts = rows.partition_by("claim_id", as_dict=True, include_key=False)
-docs = {{r["claim_id"]: header_doc(r, r["_periods"])[0] for r in table.filter(pl.col("claim_id").is_in(ids)).iter_rows(named=True)}}
+claim_periods = periods_by_claim(periods.filter(pl.col("claim_id").is_in(ids)))
+docs = {{r["claim_id"]: header_doc(r, claim_periods.get(r["claim_id"]))[0] for r in table.filter(pl.col("claim_id").is_in(ids)).iter_rows(named=True)}}
 spent = 0.0
 for cid in ids:
     t = time.perf_counter()

@@ -181,9 +181,3 @@ def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated,
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         assert (tmp_path / "fallback" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
 
-
-def test_periods_are_read_as_polars_gives_them():
-    """``engine._periods`` reads the nested periods column from its columns: the same dicts as
-    polars' own conversion, None for a claim without periods."""
-    lists = pl.Series([[{"start": "2004-01-01", "liability": "5"}], None, [], [{"start": "2005-01-01", "liability": None}, {"start": "x", "liability": "1"}]])
-    assert list(engine._periods(lists)) == [lists[0].to_list(), None, None, lists[3].to_list()]

@@ -41,7 +41,7 @@ from ..money import exact_decimal_text, money_text
 from ..payroll import check, first_unknown_month
 from ..problems import ClaimError, Problem
 from . import outputs
-from .tables import PAYROLL_COLUMNS, header_doc, kind_of, read_claims, scan_payroll
+from .tables import PAYROLL_COLUMNS, header_doc, kind_of, periods_by_claim, read_tables, scan_payroll
 
 DEFAULT_ROWS_PER_PARTITION = 6_000_000
 #: Payroll rows that make a local worker process worth its start (an interpreter and polars, about
@@ -84,15 +84,14 @@ class PartitionResult:
     orphan_claims: list[str]
 
 
-def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
-    """Validate each claims-table row as a FORMAT.md header (the core's ``ClaimHeader``)."""
+def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
+    """Validate each claims-table row, with its periods-table rows, as a FORMAT.md header (the
+    core's ``ClaimHeader``)."""
     valid: dict[str, ClaimHeader] = {}
     invalid: dict[str, list[Problem]] = {}
     seen: set[str] = set()
-    has_periods = "_periods" in claims.columns
-    periods = _periods(claims.get_column("_periods")) if has_periods else None
-    for row in claims.drop("_periods", strict=False).iter_rows(named=True):
-        claim_periods = next(periods) if periods is not None else None
+    claim_periods = periods_by_claim(periods)
+    for row in claims.iter_rows(named=True):
         cid = row["claim_id"]
         if cid is None or cid == "":
             continue  # counted by the caller as claims-table rows without an id
@@ -101,7 +100,7 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
             valid.pop(cid, None)
             continue
         seen.add(cid)
-        doc, found = header_doc(row, claim_periods)
+        doc, found = header_doc(row, claim_periods.get(cid))
         try:
             header = ClaimHeader.model_validate(doc)
         except ValidationError as e:
@@ -112,17 +111,6 @@ def headers(claims: pl.DataFrame) -> tuple[dict[str, ClaimHeader], dict[str, lis
         else:
             valid[cid] = header
     return valid, invalid
-
-
-def _periods(lists: pl.Series) -> Iterator[list[dict] | None]:
-    """Each claim's periods-table rows as dicts (None without any), from their columns: polars
-    gives a list of structs to Python at several times the cost."""
-    lengths = lists.list.len().to_list()
-    flat = lists.filter(lists.list.len() > 0).explode(empty_as_null=False).struct.unnest()
-    names = flat.columns
-    rows = zip(*(flat.get_column(c).to_list() for c in names))
-    for n in lengths:
-        yield [dict(zip(names, next(rows))) for _ in range(n)] if n else None
 
 
 def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -229,14 +217,15 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
-    """Decide every claim of one partition (its claims-table rows and all their payroll rows)."""
+def decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
+    """Decide every claim of one partition (its claims-table rows, periods-table rows and all
+    their payroll rows)."""
     with _collector_paused():
-        return _decide_partition(claims, payroll, jsonl)
+        return _decide_partition(claims, periods, payroll, jsonl)
 
 
-def _decide_partition(claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
-    valid, invalid = headers(claims)
+def _decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
+    valid, invalid = headers(claims, periods)
     cache: dict = {}
     ids = sorted(valid.keys() | invalid.keys())  # a claim's code is its place here
     prepared: dict[str, Prepared] = {}
@@ -475,7 +464,7 @@ def _run(
     min_partitions: int, mapper: Mapper, local: bool, jobs: int, workdir: Path | None,
     on_progress: Callable[[int, int], None] | None, on_start: Callable[[int], None] | None, started: float,
 ) -> Summary:
-    table = read_claims(claims, periods)
+    table, ptable = read_tables(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
     rows_per_partition = max(1, rows_per_partition)
     by_size = max(1, -(-rows // rows_per_partition))
@@ -490,10 +479,10 @@ def _run(
         ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local else None
         results = None
         if ranges is not None:  # each partition reads its own rows: no split pass
-            part = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8).search_sorted(
-                table.get_column("claim_id").fill_null(""), side="right")  # the range holding each claim
-            parts = _parts(table.with_columns(part.alias("_part")), "_part", len(ranges))
-            args = [(parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r), jsonl)
+            highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
+            part = pl.lit(highs).search_sorted(pl.col("claim_id").fill_null(""), side="right")  # the range holding each claim
+            parts = _parts(table, ptable, part, len(ranges))
+            args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r), jsonl)
                     for k, r in enumerate(ranges)]
             try:
                 results = _decide_all(mapper, args, on_progress)
@@ -507,8 +496,8 @@ def _run(
                 sources = [PayrollSource(str(payroll), payroll.name, False, (k, n)) for k in range(n)]
             else:
                 sources = split_payroll(payroll, n, scratch / "payroll")
-            parts = _parts(table.with_columns(bucket(n)), "_bucket", n)
-            args = [(parts[k], src, jsonl) for k, src in enumerate(sources)]
+            parts = _parts(table, ptable, bucket(n), n)
+            args = [(*parts[k], src, jsonl) for k, src in enumerate(sources)]
             results = _decide_all(mapper, args, on_progress)
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
@@ -537,12 +526,15 @@ def _run(
     return summary
 
 
-def _parts(table: pl.DataFrame, key: str, n: int) -> list[pl.DataFrame]:
-    """The claims table's rows of each partition 0..n-1 (by ``key``), in one pass: filtering it
-    once per partition copied its nested periods column each time (3.7 GB at 325,000 claims)."""
-    parts = table.partition_by(key, as_dict=True, include_key=False, maintain_order=True)
-    empty = table.drop(key).clear()
-    return [parts.get((k,), empty) for k in range(n)]
+def _parts(claims: pl.DataFrame, periods: pl.DataFrame | None, key: pl.Expr, n: int) -> list[tuple[pl.DataFrame, pl.DataFrame | None]]:
+    """The claims-table and periods-table rows of each partition 0..n-1 (``key``, an expression
+    of ``claim_id``), each table split in one pass."""
+
+    def split(table: pl.DataFrame) -> list[pl.DataFrame]:
+        parts = table.with_columns(key.alias("_key")).partition_by("_key", as_dict=True, include_key=False, maintain_order=True)
+        return [parts.get((k,), table.clear()) for k in range(n)]
+
+    return list(zip(split(claims), split(periods) if periods is not None else [None] * n))
 
 
 class OutOfClaimOrder(Exception):
@@ -560,5 +552,5 @@ def _decide_all(mapper: Mapper, args: list[tuple], on_progress: Callable[[int, i
     return sorted(results, key=lambda r: r[0])
 
 
-def _decide_indexed(k: int, claims: pl.DataFrame, payroll: PayrollSource, jsonl: bool) -> tuple[int, PartitionResult]:
-    return k, decide_partition(claims, payroll, jsonl)
+def _decide_indexed(k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool) -> tuple[int, PartitionResult]:
+    return k, decide_partition(claims, periods, payroll, jsonl)

@@ -143,9 +143,10 @@ def header_doc(row: dict, periods: list[dict] | None) -> tuple[dict, list[Proble
     return doc, problems
 
 
-def read_claims(claims: Path, periods: Path | None = None) -> pl.DataFrame:
-    """The claims table with a ``_periods`` column: the claim's periods-table rows (a list of
-    structs, in table order), when a periods table is given."""
+def read_tables(claims: Path, periods: Path | None = None) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The claims table and, when given, the periods table (one row per period, in table order),
+    each checked for its columns, claim ids stripped. The periods stay flat: the batch partitions
+    both tables by claim and gathers a claim's periods only when it reads its header."""
     table = scan_text(claims).collect()
     if "claim_id" not in table.columns:
         raise ClaimError([Problem(str(claims), "missing column claim_id; see docs/batch.md")])
@@ -154,17 +155,21 @@ def read_claims(claims: Path, periods: Path | None = None) -> pl.DataFrame:
         raise ClaimError([Problem(str(claims), f"unknown column(s) {', '.join(unknown)}; see docs/batch.md")])
     table = table.with_columns(pl.col("claim_id").str.strip_chars())
     if periods is None:
-        return table
+        return table, None
     ptable = scan_text(periods).collect()
     unknown = [c for c in ptable.columns if c not in ("claim_id", *PERIOD_FIELDS, "other_credits")]
     if "claim_id" not in ptable.columns or unknown:
         raise ClaimError([Problem(str(periods), f"needs claim_id and the period columns of docs/batch.md; unknown: {', '.join(unknown) or 'none'}")])
-    nested = (
-        ptable.with_columns(pl.col("claim_id").str.strip_chars())
-        .group_by("claim_id", maintain_order=True)
-        .agg(pl.struct(pl.exclude("claim_id")).alias("_periods"))
-    )
-    return table.join(nested, on="claim_id", how="left", maintain_order="left")
+    return table, ptable.with_columns(pl.col("claim_id").str.strip_chars())
+
+
+def periods_by_claim(periods: pl.DataFrame | None) -> dict[str, list[dict]]:
+    """Each claim's periods-table rows, as dicts in table order."""
+    found: dict[str, list[dict]] = {}
+    if periods is not None:
+        for row in periods.iter_rows(named=True):
+            found.setdefault(row["claim_id"], []).append(row)
+    return found
 
 
 def scan_payroll(path: Path, rows: tuple[int, int] | None = None, strip: bool = True) -> pl.LazyFrame:
