@@ -28,7 +28,6 @@ from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
@@ -37,7 +36,7 @@ from pydantic import ValidationError
 from ..claim import ClaimHeader, problems_from_validation
 from ..decide import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
-from ..money import exact_decimal_text, money_text
+from ..money import exact_decimal_text, from_cents, money, money_text
 from ..payroll import check, first_unknown_month
 from ..problems import ClaimError, Problem
 from . import outputs
@@ -517,10 +516,9 @@ def _run(
     summary.orphan_rows = sum(r.orphan_rows for _, r in results)
     summary.orphan_claims = sorted({c for _, r in results for c in r.orphan_claims})
     summary.partitions = n
-    summary.totals = {
-        col: str(sum((Decimal(v) for v in decided.get_column(col).drop_nulls()), Decimal("0.00")))
-        for col in ("credit_year_one", "credit_year_two", "refund", "carried_forward")
-    }
+    money_columns = ("credit_year_one", "credit_year_two", "refund", "carried_forward")
+    cents = decided.select(pl.col(money_columns).str.replace(".", "", literal=True).cast(pl.Int128).sum())  # money_text: two decimals
+    summary.totals = {col: money(from_cents(cents.get_column(col).item())) for col in money_columns}
     summary.seconds = round(time.perf_counter() - started, 3)
     outputs.write_json(summary.to_dict(), out / "summary.json")
     return summary
