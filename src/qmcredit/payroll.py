@@ -12,6 +12,7 @@ Int64 holds every product and per-month sum of them up to some twelve million em
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
 import polars as pl
@@ -257,8 +258,27 @@ def _maybe_repeated(rows: pl.DataFrame, keys: list[str]) -> pl.Series:
     return marks.select(pl.lit(flagged).gather(pl.col("run"))).to_series()
 
 
+@dataclass(frozen=True)
+class Lookup:
+    """A large table's raw rows, their codes and their columns' distinct values parsed and judged
+    (``_lookup``): the first half of ``check``. It needs nothing of the claims, so the batch runs it
+    while it reads their headers."""
+
+    rows: pl.DataFrame
+    index: pl.DataFrame
+    tables: dict[str, pl.DataFrame]
+
+
+def lookup(lf: pl.LazyFrame | pl.DataFrame) -> Lookup:
+    df = lf.collect() if isinstance(lf, pl.LazyFrame) else lf
+    for col in RAW_COLUMNS:
+        if col not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
+    return Lookup(df, *_lookup(df))
+
+
 def check(
-    lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None, lean: bool = False,
+    rows: pl.LazyFrame | Lookup, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None, lean: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Type and check the raw payroll rows of a large table (the work of ``normalize``), giving
     the typed rows apart from their problems: the rows (``COLUMNS`` but ``source``, in the
@@ -269,14 +289,12 @@ def check(
     Each column's distinct values are parsed and judged once (``_lookup``). The rows that may
     have a problem are those with a value that has one, with a month not over by ``as_of_idx``,
     or that may be a second row for an employee and month (``_maybe_repeated``); their problems
-    are found as ``normalize`` finds them, with its words."""
-    df = lf.collect()
-    for col in RAW_COLUMNS:
-        if col not in df.columns:
-            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
+    are found as ``normalize`` finds them, with its words. ``rows``: the raw rows, or their
+    ``lookup``."""
+    looked = rows if isinstance(rows, Lookup) else lookup(rows)
+    df, index, tables = looked.rows, looked.index, looked.tables
     if "source" not in df.columns and source is None:
         df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
-    index, tables = _lookup(df)
 
     def typed(at: pl.DataFrame, names: set[str], categorical: bool = False) -> list[pl.Series]:
         """The typed columns ``names`` of the rows ``at`` (their codes); ``categorical``: text as

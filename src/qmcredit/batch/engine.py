@@ -37,7 +37,7 @@ from ..claim import ClaimHeader, problems_from_validation
 from ..decide import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, from_cents, money, money_text
-from ..payroll import check, first_unknown_month
+from ..payroll import Lookup, check, first_unknown_month, lookup
 from ..problems import ClaimError, Problem
 from . import outputs
 from .tables import PAYROLL_COLUMNS, header_doc, kind_of, periods_by_claim, read_tables, scan_payroll
@@ -173,33 +173,37 @@ def invalid_json(cid: str, found: list[Problem]) -> str:
     return json.dumps({"claim_id": cid, **ClaimError(found, cid).to_dict()}, ensure_ascii=False)
 
 
-def measure(rows: pl.LazyFrame, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame, int, pl.Series]:
-    """Type and check every payroll row (``payroll.check``, the work of ``normalize``), then
-    P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has a problem. ``constants``: one row per
-    claim, in claim-id order, its row number being the claim's code. Returns the monthly sums by
-    claim code and month, the bad rows, the number of rows, and the claim ids of rows whose claim
-    is not in the claims table (orphans). The rows' claim ids are stripped here: each distinct
-    id once."""
-    rows = rows.collect()
-    ids = pl.Categories.random()
-    coded = rows.get_column("claim_id").cast(pl.Categorical(ids))  # holds the categories
-    names = ids.to_series().str.strip_chars()  # by code
+def read_rows(scan: pl.LazyFrame, ids: list[str]) -> tuple[Lookup, int, pl.Series]:
+    """The first half of ``measure``, which needs nothing of the claims' headers: the payroll rows
+    read, their claim ids coded (a claim's place in ``ids``; stripped here, each distinct id once)
+    and their columns' distinct values parsed (``payroll.lookup``). Also the number of rows, and
+    the claim ids of rows whose claim is not in ``ids`` (orphans), which are left out."""
+    rows = scan.collect()
+    categories = pl.Categories.random()
+    coded = rows.get_column("claim_id").cast(pl.Categorical(categories))  # holds the categories
+    names = categories.to_series().str.strip_chars()  # by code
     raw = coded.to_physical()
-    claim = names.cast(pl.Enum(constants.get_column("claim_id")), strict=False).to_physical().cast(pl.Int64).gather(raw)
+    claim = names.cast(pl.Enum(ids), strict=False).to_physical().cast(pl.Int64).gather(raw)
     orphans = names.gather(raw.filter(claim.is_null()))
-    coded = rows.with_columns(claim.alias("claim_id"))
+    known = rows.with_columns(claim.alias("claim_id"))
     if orphans.len():
-        coded = coded.filter(pl.col("claim_id").is_not_null())
-    known = coded.with_columns(
-        pl.lit(constants.get_column("as_of_idx")).gather(pl.col("claim_id")).alias("as_of_idx"))
-    typed, found = check(known.lazy(), as_of_idx=pl.col("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")), lean=True)
+        known = known.filter(pl.col("claim_id").is_not_null())
+    return lookup(known), rows.height, orphans
+
+
+def measure(looked: Lookup, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Type and check every payroll row (``payroll.check``, the work of ``normalize``, on the rows
+    of ``read_rows``), then P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has
+    a problem. ``constants``: one row per claim, in claim-id order, its row number being the
+    claim's code. Returns the monthly sums by claim code and month, and the bad rows."""
+    per_claim = lambda c: pl.lit(constants.get_column(c)).gather(pl.col("claim_id"))  # noqa: E731
+    typed, found = check(looked, as_of_idx=per_claim("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")), lean=True)
     bad = found.with_columns(typed.select(pl.col("claim_id", "_line").gather(found.get_column("_i")))).sort("claim_id", "_line").select(
         "claim_id", "source", "problem")
     good = typed.lazy().filter(~pl.col("claim_id").is_in(bad.get_column("claim_id").unique().implode())).with_columns(
-        pl.lit(constants.get_column(c)).gather(pl.col("claim_id")).alias(c) for c in CLAIM_COLUMNS
+        per_claim(c).alias(c) for c in CLAIM_COLUMNS
     ).filter(pl.col("base_idx").is_not_null())
-    per_month = monthly(classify(good)).collect()
-    return per_month, bad, rows.height, orphans
+    return monthly(classify(good)).collect(), bad
 
 
 @contextmanager
@@ -224,9 +228,12 @@ def decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payroll
 
 
 def _decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
-    valid, invalid = headers(claims, periods)
+    ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
+    with ThreadPoolExecutor(max_workers=1) as reader:  # the payroll rows are read (polars) while the headers are (Python)
+        reading = reader.submit(read_rows, payroll.scan(), ids)
+        valid, invalid = headers(claims, periods)
+        looked, rows, orphans = reading.result()
     cache: dict = {}
-    ids = sorted(valid.keys() | invalid.keys())  # a claim's code is its place here
     prepared: dict[str, Prepared] = {}
     unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
     consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
@@ -243,11 +250,11 @@ def _decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payrol
             except ClaimError as e:
                 unprepared[cid] = e.problems
     constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
-    per_month, bad, rows, orphans = measure(payroll.scan(), constants, payroll.name)
     if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
         strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
         if strays:
             raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
+    per_month, bad = measure(looked, constants, payroll.name)
 
     found: dict[int, list[Problem]] = {}
     for code, source, message in bad.iter_rows():

@@ -23,7 +23,6 @@ from datetime import date
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from .tables import CLAIM_FIELDS, PAYROLL_COLUMNS, PERIOD_FIELDS
 
@@ -223,6 +222,8 @@ def write(out: Path, claims: int, seed: int, *, kind: str = "parquet", invalid_s
           on_chunk=None) -> dict[str, Path]:
     """Write ``claims.<kind>``, ``periods.<kind>`` and ``payroll.<kind>`` into ``out``; returns
     their paths. ``on_chunk(claims, rows)`` is told as each chunk is written."""
+    import pyarrow.parquet as pq  # here: the batch command, which imports this module, does not need it
+
     out.mkdir(parents=True, exist_ok=True)
     paths = {n: out / f"{n}.{kind}" for n in ("claims", "periods", "payroll")}
     all_claims, all_periods = [], []
