@@ -229,32 +229,35 @@ def decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payroll
 
 def _decide_partition(claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool) -> PartitionResult:
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
-    with ThreadPoolExecutor(max_workers=1) as reader:  # the payroll rows are read (polars) while the headers are (Python)
-        reading = reader.submit(read_rows, payroll.scan(), ids)
+    # polars works on a second thread while this one runs Python: the payroll rows are read while
+    # the headers are validated, and measured while the headers are prepared.
+    with ThreadPoolExecutor(max_workers=1) as polars_thread:
+        reading = polars_thread.submit(read_rows, payroll.scan(), ids)
         valid, invalid = headers(claims, periods)
+        cache: dict = {}
+        consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
+        for cid in ids:
+            header = valid.get(cid)
+            cols = cached_constants(header, cache).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+            consts["claim_id"].append(cid)
+            consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
+            for k in CLAIM_COLUMNS:
+                consts[k].append(cols[k])
+        constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
         looked, rows, orphans = reading.result()
-    cache: dict = {}
-    prepared: dict[str, Prepared] = {}
-    unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
-    consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
-    for cid in ids:
-        header = valid.get(cid)
-        cols = cached_constants(header, cache).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
-        consts["claim_id"].append(cid)
-        consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
-        for k in CLAIM_COLUMNS:
-            consts[k].append(cols[k])
-        if header is not None:
+        if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
+            strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
+            if strays:
+                raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
+        measuring = polars_thread.submit(measure, looked, constants, payroll.name)
+        prepared: dict[str, Prepared] = {}
+        unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
+        for cid, header in valid.items():
             try:
                 prepared[cid] = prepare(header, cid, cache)
             except ClaimError as e:
                 unprepared[cid] = e.problems
-    constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
-    if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
-        strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
-        if strays:
-            raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
-    per_month, bad = measure(looked, constants, payroll.name)
+        per_month, bad = measuring.result()
 
     found: dict[int, list[Problem]] = {}
     for code, source, message in bad.iter_rows():
