@@ -28,6 +28,15 @@ def test_exact_decimal_text_is_exact_decimal(pairs):
     assert exact_decimal_text(frame, "n", "d").to_list() == [exact_decimal(Fraction(n, d)) for n, d in pairs]
 
 
+@given(st.lists(st.tuples(st.integers(0, 10**36), st.integers(0, 10**20), denominators), min_size=1, max_size=20))
+@settings(max_examples=100, deadline=None)
+def test_exact_decimal_text_of_several_numerators_is_each_alone(rows):
+    """The batch writes its five position figures, all over one denominator, in one query."""
+    frame = pl.DataFrame({k: pl.Series([r[i] for r in rows], dtype=pl.Int128) for i, k in enumerate(("a", "b", "d"))})
+    together = exact_decimal_text(frame, ["a", "b"], "d")
+    assert [s.to_list() for s in together] == [exact_decimal_text(frame, "a", "d").to_list(), exact_decimal_text(frame, "b", "d").to_list()]
+
+
 def test_exact_decimal_text_keeps_nulls():
     frame = pl.DataFrame({"n": pl.Series([None, 1], dtype=pl.Int128), "d": pl.Series([None, 3], dtype=pl.Int128)})
     assert exact_decimal_text(frame, "n", "d").to_list() == [None, "0.333333"]

@@ -76,11 +76,13 @@ def _twos_fives(n: int) -> tuple[int, int, int]:
     return twos, fives, n
 
 
-def exact_decimal_text(frame: pl.DataFrame, num: str, den: str, places: int = 6) -> pl.Series:
+def exact_decimal_text(frame: pl.DataFrame, num: str | list[str], den: str, places: int = 6) -> pl.Series | list[pl.Series]:
     """``exact_decimal(num / den)`` for every row of ``frame`` (zero or more; null stays null),
     in whole-number columns: every digit when the fraction terminates (at least ``places``), else
     half-up to ``places``. A row whose digits would not fit ``Int128`` is written by
-    ``exact_decimal`` itself."""
+    ``exact_decimal`` itself. ``num`` a list: one Series per numerator, all over ``den``, in one
+    query."""
+    nums = [num] if isinstance(num, str) else num
     dens = frame.get_column(den).drop_nulls().unique()
     reach = {d: max(*_twos_fives(d)[:2], places) for d in dens.to_list()}  # places a terminating fraction can need
     table = pl.DataFrame({
@@ -88,18 +90,25 @@ def exact_decimal_text(frame: pl.DataFrame, num: str, den: str, places: int = 6)
         "_limit": pl.Series([_INT128_MAX // (2 * 10 ** reach[d]) if reach[d] <= _MOST_PLACES else -1 for d in dens.to_list()], dtype=_WHOLE),
     })
     top = min(max(reach.values(), default=places), _MOST_PLACES)
-    n, d, k_row = pl.col(num), pl.col(den), pl.col("_k")
-    fits = (n <= pl.col("_limit")) & (d <= pl.col("_limit"))
-    scaled = {k: n * pl.lit(10**k, dtype=_WHOLE) for k in range(places, top + 1)}
-    text = pl.when(scaled[places] % d == 0).then(_fixed(scaled[places] // d, places))
-    for k in range(places + 1, top + 1):
-        text = text.when((k_row >= k) & (scaled[k] % d == 0)).then(_fixed(scaled[k] // d, k))
-    text = text.otherwise(_fixed((pl.lit(2, dtype=_WHOLE) * scaled[places] + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
-    out = frame.select(num, den).join(table, on=den, how="left", maintain_order="left").select(
-        pl.when(fits).then(text).alias(num), fits.fill_null(True).alias("_fits"))
-    result = out.get_column(num)
-    big = out.with_row_index("_i").filter(~pl.col("_fits")).get_column("_i")
-    if big.len():
-        rows = frame.select(num, den)[big]
-        result = result.scatter(big, [exact_decimal(Fraction(a, b)) for a, b in rows.iter_rows()])
-    return result
+    d, k_row, limit = pl.col(den), pl.col("_k"), pl.col("_limit")
+
+    def text(n: pl.Expr) -> pl.Expr:
+        scaled = {k: n * pl.lit(10**k, dtype=_WHOLE) for k in range(places, top + 1)}
+        out = pl.when(scaled[places] % d == 0).then(_fixed(scaled[places] // d, places))
+        for k in range(places + 1, top + 1):
+            out = out.when((k_row >= k) & (scaled[k] % d == 0)).then(_fixed(scaled[k] // d, k))
+        return out.otherwise(_fixed((pl.lit(2, dtype=_WHOLE) * scaled[places] + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
+
+    fits = lambda n: (n <= limit) & (d <= limit)  # noqa: E731
+    out = frame.select(*nums, den).join(table, on=den, how="left", maintain_order="left").select(
+        *(pl.when(fits(pl.col(n))).then(text(pl.col(n))).alias(n) for n in nums),
+        *(fits(pl.col(n)).fill_null(True).alias(f"_fits_{n}") for n in nums))
+    results = []
+    for n in nums:
+        result = out.get_column(n)
+        big = out.get_column(f"_fits_{n}").not_().arg_true()
+        if big.len():
+            rows = frame.select(n, den)[big]
+            result = result.scatter(big, [exact_decimal(Fraction(a, b)) for a, b in rows.iter_rows()])
+        results.append(result)
+    return results[0] if isinstance(num, str) else results

@@ -141,8 +141,8 @@ def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataF
     ln = pl.DataFrame({k: pl.Series(k, col, dtype=t) for (k, t), col in zip(ledger_schema.items(), zip(*ledger_rows))}
                       if ledger_rows else None, schema=ledger_schema)
     nums = c.select("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")
-    text = {name: exact_decimal_text(nums, col, "den") for name, col in (
-        ("average_base", "a0"), ("average_year_one", "a1"), ("average_year_two", "a2"), ("new_year_one", "n1"), ("new_year_two", "n2"))}
+    positions = {"average_base": "a0", "average_year_one": "a1", "average_year_two": "a2", "new_year_one": "n1", "new_year_two": "n2"}
+    text = dict(zip(positions, exact_decimal_text(nums, list(positions.values()), "den")))
     text["sustained_effort_ratio"] = exact_decimal_text(nums, "rn", "rd")
     money_cols = {"credit_year_one": "c1", "credit_year_two": "c2", "refund": "refund", "carried_forward": "carried_forward"}
     claims = c.with_columns(
