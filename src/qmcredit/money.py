@@ -3,6 +3,7 @@ rounding only where RULES.md says (the rules round in ``law``; this module only 
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from fractions import Fraction
 
@@ -90,19 +91,8 @@ def exact_decimal_text(frame: pl.DataFrame, num: str | list[str], den: str, plac
         "_limit": pl.Series([_INT128_MAX // (2 * 10 ** reach[d]) if reach[d] <= _MOST_PLACES else -1 for d in dens.to_list()], dtype=_WHOLE),
     })
     top = min(max(reach.values(), default=places), _MOST_PLACES)
-    d, k_row, limit = pl.col(den), pl.col("_k"), pl.col("_limit")
-
-    def text(n: pl.Expr) -> pl.Expr:
-        scaled = {k: n * pl.lit(10**k, dtype=_WHOLE) for k in range(places, top + 1)}
-        out = pl.when(scaled[places] % d == 0).then(_fixed(scaled[places] // d, places))
-        for k in range(places + 1, top + 1):
-            out = out.when((k_row >= k) & (scaled[k] % d == 0)).then(_fixed(scaled[k] // d, k))
-        return out.otherwise(_fixed((pl.lit(2, dtype=_WHOLE) * scaled[places] + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
-
-    fits = lambda n: (n <= limit) & (d <= limit)  # noqa: E731
     out = frame.select(*nums, den).join(table, on=den, how="left", maintain_order="left").select(
-        *(pl.when(fits(pl.col(n))).then(text(pl.col(n))).alias(n) for n in nums),
-        *(fits(pl.col(n)).fill_null(True).alias(f"_fits_{n}") for n in nums))
+        *(_decimal_text(n, den, places, top) for n in nums), *(_fits(n, den).fill_null(True).alias(f"_fits_{n}") for n in nums))
     results = []
     for n in nums:
         result = out.get_column(n)
@@ -112,3 +102,21 @@ def exact_decimal_text(frame: pl.DataFrame, num: str | list[str], den: str, plac
             result = result.scatter(big, [exact_decimal(Fraction(a, b)) for a, b in rows.iter_rows()])
         results.append(result)
     return results[0] if isinstance(num, str) else results
+
+
+def _fits(num: str, den: str) -> pl.Expr:
+    limit = pl.col("_limit")
+    return (pl.col(num) <= limit) & (pl.col(den) <= limit)
+
+
+@functools.lru_cache(maxsize=64)  # a batch builds the same few expressions for every partition
+def _decimal_text(num: str, den: str, places: int, top: int) -> pl.Expr:
+    """The text of ``exact_decimal_text`` for rows that fit ``Int128`` (``_k``: the places the
+    row's denominator can need; ``top``: the most of any row)."""
+    n, d, k_row = pl.col(num), pl.col(den), pl.col("_k")
+    scaled = {k: n * pl.lit(10**k, dtype=_WHOLE) for k in range(places, top + 1)}
+    out = pl.when(scaled[places] % d == 0).then(_fixed(scaled[places] // d, places))
+    for k in range(places + 1, top + 1):
+        out = out.when((k_row >= k) & (scaled[k] % d == 0)).then(_fixed(scaled[k] // d, k))
+    out = out.otherwise(_fixed((pl.lit(2, dtype=_WHOLE) * scaled[places] + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
+    return pl.when(_fits(num, den)).then(out).alias(num)
