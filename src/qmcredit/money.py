@@ -87,8 +87,8 @@ def exact_decimal_text(frame: pl.DataFrame, num: str | list[str], den: str, plac
     dens = frame.get_column(den).drop_nulls().unique()
     reach = {d: max(*_twos_fives(d)[:2], places) for d in dens.to_list()}  # places a terminating fraction can need
     table = pl.DataFrame({
-        den: dens, "_k": pl.Series([reach[d] for d in dens.to_list()], dtype=pl.Int32),
-        "_limit": pl.Series([_INT128_MAX // (2 * 10 ** reach[d]) if reach[d] <= _MOST_PLACES else -1 for d in dens.to_list()], dtype=_WHOLE),
+        den: dens, "_k": pl.Series(list(reach.values()), dtype=pl.Int32),
+        "_limit": pl.Series([_INT128_MAX // (2 * 10**k) if k <= _MOST_PLACES else -1 for k in reach.values()], dtype=_WHOLE),
     })
     top = min(max(reach.values(), default=places), _MOST_PLACES)
     out = frame.select(*nums, den).join(table, on=den, how="left", maintain_order="left").select(

@@ -199,6 +199,26 @@ def _lookup(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     return index, tables
 
 
+def _with_raw_columns(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with every raw column, a missing one as nulls."""
+    missing = [c for c in RAW_COLUMNS if c not in df.columns]
+    return df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in missing) if missing else df
+
+
+def _with_row_sources(df: pl.DataFrame, source: pl.Expr | None) -> pl.DataFrame:
+    """``df`` with a ``source`` column, "row 1", "row 2", ..., when it has none and no ``source``
+    expression is given."""
+    if "source" in df.columns or source is not None:
+        return df
+    return df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
+
+
+def _after_as_of(as_of_idx: int | pl.Expr) -> pl.Expr:
+    """A calendar month from ``as_of_idx`` on: not over by as_of, unknown (issue 2, completeness)."""
+    cut = as_of_idx if isinstance(as_of_idx, pl.Expr) else pl.lit(as_of_idx)
+    return pl.col("month_idx").is_not_null() & (pl.col("month_idx") >= cut)
+
+
 def _checks(as_of_idx: int | pl.Expr | None) -> list[tuple[int | None, pl.Expr]]:
     """The row checks on typed values, in the order of their problems (None: the hours' own)."""
     month_ok = pl.col("month_idx").is_not_null()
@@ -214,8 +234,7 @@ def _checks(as_of_idx: int | pl.Expr | None) -> list[tuple[int | None, pl.Expr]]
         (_RELATION, pl.col("owner_relation").is_not_null() & ~pl.col("owner_relation").is_in(RELATIONS)),
     ]
     if as_of_idx is not None:
-        cut = as_of_idx if isinstance(as_of_idx, pl.Expr) else pl.lit(as_of_idx)
-        checks.append((_AS_OF, month_ok & (idx >= cut)))
+        checks.append((_AS_OF, _after_as_of(as_of_idx)))
     return checks
 
 
@@ -270,10 +289,8 @@ class Lookup:
 
 
 def lookup(lf: pl.LazyFrame | pl.DataFrame) -> Lookup:
-    df = lf.collect() if isinstance(lf, pl.LazyFrame) else lf
-    for col in RAW_COLUMNS:
-        if col not in df.columns:
-            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
+    """The raw rows (every raw column, a missing one as nulls) with their ``_lookup``."""
+    df = _with_raw_columns(lf.collect() if isinstance(lf, pl.LazyFrame) else lf)
     return Lookup(df, *_lookup(df))
 
 
@@ -292,9 +309,7 @@ def check(
     are found as ``normalize`` finds them, with its words. ``rows``: the raw rows, or their
     ``lookup``."""
     looked = rows if isinstance(rows, Lookup) else lookup(rows)
-    df, index, tables = looked.rows, looked.index, looked.tables
-    if "source" not in df.columns and source is None:
-        df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
+    df, index, tables = _with_row_sources(looked.rows, source), looked.index, looked.tables
 
     def typed(at: pl.DataFrame, names: set[str], categorical: bool = False) -> list[pl.Series]:
         """The typed columns ``names`` of the rows ``at`` (their codes); ``categorical``: text as
@@ -312,8 +327,7 @@ def check(
     bad_values = [pl.col(c).is_in(t.get_column("_bad").arg_true().cast(pl.UInt32).implode()) for c, t in tables.items() if t.get_column("_bad").any()]
     bad = [index.select(pl.any_horizontal(bad_values)).to_series()] if bad_values else []
     if as_of_idx is not None:
-        cut = as_of_idx if isinstance(as_of_idx, pl.Expr) else pl.lit(as_of_idx)
-        bad.append(rows.select((pl.col("month_idx") >= cut).fill_null(False)).to_series())
+        bad.append(rows.select(_after_as_of(as_of_idx).fill_null(False)).to_series())
     keys = ["claim_id", "_emp", "month_idx"] if "claim_id" in df.columns else ["_emp", "month_idx"]
     flags = pl.DataFrame([
         pl.DataFrame([s.alias(f"_{k}") for k, s in enumerate(bad)]).select(pl.any_horizontal(pl.all()).alias("_bad")).to_series()
@@ -352,12 +366,7 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     large one (``LOOKUP_FROM_ROWS`` rows or more) goes through ``check``. Both give the same
     columns, values and messages (tests/test_columnar_text.py).
     """
-    df = lf.collect()
-    for col in RAW_COLUMNS:
-        if col not in df.columns:
-            df = df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(col))
-    if "source" not in df.columns and source is None:
-        df = df.with_columns(pl.format("row {}", pl.int_range(1, pl.len() + 1)).alias("source"))
+    df = _with_row_sources(_with_raw_columns(lf.collect()), source)
     written = "source" not in df.columns  # the source is written only where a row has a problem
     order = [*df.columns, *(["source"] if written else []), "month_idx", "problem"]
     if df.height >= LOOKUP_FROM_ROWS:

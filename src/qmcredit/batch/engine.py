@@ -1,17 +1,19 @@
-"""The batch run: the core's rules over many claims, one claim-hash partition at a time.
+"""The batch run: the core's rules over many claims, one partition of claims at a time.
 
 Each partition goes through the same code as ``qmcredit.decide``: the header is validated by
 ``ClaimHeader`` and read by ``decide.prepare`` (W1-W3, E1-E5, parameters, minimum tax); payroll
-rows are typed and checked by ``payroll.check`` (the work of ``normalize``); P1-P4 are the ``law.positions`` expressions
-(``classify``, ``monthly``) over the whole partition, grouped by claim and month; every later rule
-(P5, C1-C3, L1-L5, R1-R3) is ``decide.figures`` per claim, in whole numbers. The tables are
-written column by column from those figures, with the text of ``Determination.to_dict``.
+rows are typed and checked by ``payroll.check`` (the work of ``normalize``); P1-P4 are the
+``law.positions`` expressions (``classify``, ``monthly``) over the whole partition, grouped by
+claim and month; every later rule (P5, C1-C3, L1-L5, R1-R3) is ``decide.figures`` per claim, in
+whole numbers. The tables are written column by column from those figures, with the text of
+``Determination.to_dict``.
 A claim with a bad header field or a bad payroll row gets a determination naming every problem,
 as ``qmcredit compute`` reports them; the other claims go on.
 
-Memory stays bounded by the partition: the payroll table is split by a hash of ``claim_id`` in one
-streaming pass (all rows of a claim land in one partition), and partitions are decided one by one,
-here or on Dask workers (``distributed``).
+Memory stays bounded by the partition: a payroll table in claim order is cut into runs of rows
+(``claim_ranges``), any other is split by a hash of ``claim_id`` (all rows of a claim land in one
+partition); partitions are decided here and on local worker processes (``local_processes``), or
+on Dask workers (``distributed``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ _HASH_SEED = 20020043  # P.L.2002, c.43: any fixed seed; it only spreads claims 
 @dataclass(frozen=True)
 class PayrollSource:
     """Where a partition's payroll rows are: the input table itself, whole, or ``rows`` = (first,
-    count) of it (a run of row groups holding its claims), or its claims' rows by ``bucket`` =
+    count) of it (a run of rows holding its claims), or its claims' rows by ``bucket`` =
     (k, n) (the rows of claims hashed to partition k of n, read from the whole table); or the
     files of the partition pass (text columns and ``_line`` already there)."""
 
@@ -361,8 +363,8 @@ def bucket(n: int) -> pl.Expr:
 
 @dataclass(frozen=True)
 class ClaimRange:
-    """A partition of a table in claim order: its rows (a run of whole row groups) and the claim
-    ids it holds, ``low`` <= id < ``high`` (None: unbounded)."""
+    """A partition of a table in claim order: its rows (a run from ``first``) and the claim ids
+    it holds, ``low`` <= id < ``high`` (None: unbounded)."""
 
     first: int
     count: int
@@ -380,8 +382,8 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     claim gives it: row groups whose claim_id statistics never go back. The partitions are runs of
     rows of about equal size, at most ``rows_per_partition`` (more only where one claim's rows
     leave no cut), their number a multiple of ``at_least`` (the processes, kept equally busy)
-    where the claims allow; the processes' last turn is cut in halves. Each cut is at the first row from the even place on where a new
-    claim starts (``_cut``). None when the table is not such a table, or gives fewer than
+    where the claims allow; the processes' last turn is cut in halves. Each cut is at the first
+    row from its even place on where a new claim starts (``_cut``). None when the table is not such a table, or gives fewer than
     ``at_least`` partitions (then the rows are split by claim hash)."""
     if kind_of(payroll) != "parquet":
         return None
@@ -392,15 +394,15 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     col = next((j for j, name in enumerate(meta.schema.names) if name.strip().lower() == "claim_id"), None)
     if col is None or meta.num_rows < 2:
         return None
-    groups = []
+    groups = []  # each row group's (least, greatest) claim id
     for g in range(meta.num_row_groups):
         st = meta.row_group(g).column(col).statistics
         if st is None or not st.has_min_max or st.null_count or not isinstance(st.min, str) or not isinstance(st.max, str):
             return None
         if st.min != st.min.strip() or st.max != st.max.strip():  # ids are compared stripped
             return None
-        groups.append((meta.row_group(g).num_rows, st.min, st.max))
-    if any(a[2] > b[1] for a, b in zip(groups, groups[1:])):
+        groups.append((st.min, st.max))
+    if any(a[1] > b[0] for a, b in zip(groups, groups[1:])):
         return None
     ids = pl.scan_parquet(payroll).select(pl.col(meta.schema.names[col]).cast(pl.Utf8).str.strip_chars())
     if len(groups) == 1 and not ids.collect().to_series().is_sorted():  # one group's statistics tell no order
