@@ -76,7 +76,7 @@ from pathlib import Path
 import psutil
 import polars as pl
 from qmcredit.batch.tables import header_doc, periods_by_claim, read_tables, scan_payroll
-from qmcredit.decide import decide
+from qmcredit import decide
 from qmcredit.loaders import claim_from_dict
 from qmcredit.problems import ClaimError
 d = Path({data!r})

@@ -186,7 +186,7 @@ def _lookup(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     categories = {c: pl.Categories.random() for c in cols}
     coded = raw.select(pl.col(c).cast(pl.Utf8).cast(pl.Categorical(categories[c])) for c in cols)  # holds the categories
     own = _own_problems()
-    tables = {}
+    queries = []
     for c in cols:
         values = pl.LazyFrame({f"_raw_{c}": categories[c].to_series().extend(pl.Series([None], dtype=pl.Utf8))})  # by code
         if c == "employee_id":
@@ -194,7 +194,8 @@ def _lookup(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
             table = stripped.with_columns(pl.col("employee_id").cast(pl.Categorical(pl.Categories.random())).to_physical().alias("_emp"))
         else:
             table = _parse(values, [c]).select(_PARSERS[c][1])
-        tables[c] = table.with_columns(own[c].alias("_bad")).collect()
+        queries.append(table.with_columns(own[c].alias("_bad")))
+    tables = dict(zip(cols, pl.collect_all(queries)))  # side by side, in one call
     index = coded.select(pl.col(c).to_physical().fill_null(tables[c].height - 1) for c in cols)
     return index, tables
 
@@ -279,19 +280,46 @@ def _maybe_repeated(rows: pl.DataFrame, keys: list[str]) -> pl.Series:
 
 @dataclass(frozen=True)
 class Lookup:
-    """A large table's raw rows, their codes and their columns' distinct values parsed and judged
-    (``_lookup``): the first half of ``check``. It needs nothing of the claims, so the batch runs it
-    while it reads their headers."""
+    """The first half of ``check``, which needs nothing of the claims (so the batch runs it while
+    it reads their headers): a large table's raw rows, each column's distinct values parsed and
+    judged once (``_lookup``), the typed rows, and which rows may have a problem of their own
+    values or share an employee and month with another row."""
 
-    rows: pl.DataFrame
-    index: pl.DataFrame
+    rows: pl.DataFrame              # raw, every raw column (a missing one as nulls)
+    index: pl.DataFrame             # each row's codes in ``tables``
     tables: dict[str, pl.DataFrame]
+    typed: pl.DataFrame             # ``check``'s typed rows
+    employee: pl.Series             # each row's employee code (its stripped id)
+    flags: pl.DataFrame             # ``_bad``: a value with a problem; ``_again``: ``_maybe_repeated``
+    keys: list[str]                 # what makes a row one employee's month
 
 
-def lookup(lf: pl.LazyFrame | pl.DataFrame) -> Lookup:
-    """The raw rows (every raw column, a missing one as nulls) with their ``_lookup``."""
+def lookup(lf: pl.LazyFrame | pl.DataFrame, lean: bool = False) -> Lookup:
+    """Parse and judge the raw rows' values (``check``'s first half). ``lean``: see ``check``."""
     df = _with_raw_columns(lf.collect() if isinstance(lf, pl.LazyFrame) else lf)
-    return Lookup(df, *_lookup(df))
+    index, tables = _lookup(df)
+    kept = {"month_idx", "hours", "basis", "ownership_interest", "owner_relation", *(("_emp",) if lean else ("month", "employee_id"))}
+    rows = df.drop(*_PARSERS, "employee_id").hstack(_typed(index, tables, kept, categorical=lean))
+    who = rows.get_column("_emp") if lean else _typed(index, tables, {"_emp"})[0]
+    if lean:
+        rows = rows.rename({"_emp": "employee_id"})
+    bad_values = [pl.col(c).is_in(t.get_column("_bad").arg_true().cast(pl.UInt32).implode()) for c, t in tables.items() if t.get_column("_bad").any()]
+    keys = ["claim_id", "_emp", "month_idx"] if "claim_id" in df.columns else ["_emp", "month_idx"]
+    flags = pl.DataFrame([
+        index.select(pl.any_horizontal(bad_values)).to_series().alias("_bad") if bad_values
+        else pl.repeat(False, df.height, dtype=pl.Boolean, eager=True).alias("_bad"),
+        _maybe_repeated(pl.DataFrame([who if k == "_emp" else rows.get_column(k) for k in keys]), keys).alias("_again"),
+    ])
+    return Lookup(df, index, tables, rows, who, flags, keys)
+
+
+def _typed(at: pl.DataFrame, tables: dict[str, pl.DataFrame], names: set[str], categorical: bool = False) -> list[pl.Series]:
+    """The typed columns ``names`` of the rows ``at`` (their codes in ``tables``); ``categorical``:
+    text as categorical columns, whose gathering costs a fraction of text's."""
+    text = lambda s: s.cast(pl.Categorical(pl.Categories.random())) if categorical and s.dtype == pl.Utf8 else s  # noqa: E731
+    return at.select(
+        pl.lit(text(t.get_column(name))).gather(pl.col(c)).alias(name) for c, t in tables.items() for name in t.columns if name in names
+    ).get_columns()
 
 
 def check(
@@ -303,53 +331,30 @@ def check(
     ``source`` and ``problem``. ``lean``: the rows carry only what P1-P4 need, without ``month``,
     with ``employee_id`` as a code of the (stripped) id, an integer, and text as categorical.
 
-    Each column's distinct values are parsed and judged once (``_lookup``). The rows that may
+    Each column's distinct values are parsed and judged once (``lookup``). The rows that may
     have a problem are those with a value that has one, with a month not over by ``as_of_idx``,
     or that may be a second row for an employee and month (``_maybe_repeated``); their problems
     are found as ``normalize`` finds them, with its words. ``rows``: the raw rows, or their
-    ``lookup``."""
-    looked = rows if isinstance(rows, Lookup) else lookup(rows)
-    df, index, tables = _with_row_sources(looked.rows, source), looked.index, looked.tables
-
-    def typed(at: pl.DataFrame, names: set[str], categorical: bool = False) -> list[pl.Series]:
-        """The typed columns ``names`` of the rows ``at`` (their codes); ``categorical``: text as
-        categorical columns, whose gathering costs a fraction of text's."""
-        text = lambda s: s.cast(pl.Categorical(pl.Categories.random())) if categorical and s.dtype == pl.Utf8 else s  # noqa: E731
-        return at.select(
-            pl.lit(text(t.get_column(name))).gather(pl.col(c)).alias(name) for c, t in tables.items() for name in t.columns if name in names
-        ).get_columns()
-
-    kept = {"month_idx", "hours", "basis", "ownership_interest", "owner_relation", *(("_emp",) if lean else ("month", "employee_id"))}
-    rows = df.drop(*_PARSERS, "employee_id").hstack(typed(index, kept, categorical=lean))
-    who = rows.get_column("_emp") if lean else pl.Series("_emp", typed(index, {"_emp"})[0])
-    if lean:
-        rows = rows.rename({"_emp": "employee_id"})
-    bad_values = [pl.col(c).is_in(t.get_column("_bad").arg_true().cast(pl.UInt32).implode()) for c, t in tables.items() if t.get_column("_bad").any()]
-    bad = [index.select(pl.any_horizontal(bad_values)).to_series()] if bad_values else []
+    ``lookup`` (made with the same ``lean``)."""
+    looked = rows if isinstance(rows, Lookup) else lookup(rows, lean)
+    df, index, tables, flags = _with_row_sources(looked.rows, source), looked.index, looked.tables, looked.flags
     if as_of_idx is not None:
-        bad.append(rows.select(_after_as_of(as_of_idx).fill_null(False)).to_series())
-    keys = ["claim_id", "_emp", "month_idx"] if "claim_id" in df.columns else ["_emp", "month_idx"]
-    flags = pl.DataFrame([
-        pl.DataFrame([s.alias(f"_{k}") for k, s in enumerate(bad)]).select(pl.any_horizontal(pl.all()).alias("_bad")).to_series()
-        if bad else pl.repeat(False, df.height, dtype=pl.Boolean, eager=True).alias("_bad"),
-        _maybe_repeated(pl.DataFrame([who if k == "_emp" else rows.get_column(k) for k in keys]), keys).alias("_again"),
-    ])
+        flags = flags.with_columns(pl.col("_bad") | looked.typed.select(_after_as_of(as_of_idx).fill_null(False)).to_series())
     look = flags.select((pl.col("_bad") | pl.col("_again")).arg_true().cast(pl.UInt32).alias("_i")).to_series()
-    at = index[look]
     some = df[look].rename({c: f"_raw_{c}" for c in _PARSERS}).drop("employee_id").hstack([
-        *typed(at, {n for t in tables.values() for n in t.columns} - {"_bad"}), *flags[look].get_columns(), look,
+        *_typed(index[look], tables, {n for t in tables.values() for n in t.columns} - {"_bad"}), *flags[look].get_columns(), look,
     ])
     if "source" not in some.columns:
         some = some.with_columns(source.alias("source"))
     some = some.with_columns(_code(_checks(as_of_idx)))
-    first, second = _second(keys)  # every row of a key that has more than one is "_again"
+    first, second = _second(looked.keys)  # every row of a key that has more than one is "_again"
     dup = some.filter(pl.col("_again") & pl.col("month_idx").is_not_null()).with_columns(
         first.alias("_first"), second.alias("_dup")).filter(pl.col("_dup"))
     found = pl.concat([
         some.filter(pl.col("_code").is_not_null()).with_columns(pl.lit(None, dtype=pl.Utf8).alias("_first"), pl.lit(False).alias("_dup")),
         dup.with_columns(pl.lit(_DUPLICATE, dtype=pl.UInt8).alias("_code")),
     ]).sort("_i").select("_i", "source", _message().alias("problem"))
-    return rows, found
+    return looked.typed, found
 
 
 def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, source: pl.Expr | None = None) -> pl.LazyFrame:

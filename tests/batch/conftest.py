@@ -8,7 +8,7 @@ import json
 import pytest
 
 from qmcredit.batch import synth
-from qmcredit.decide import decide
+from qmcredit import decide
 from qmcredit.loaders import claim_from_dict
 from qmcredit.problems import ClaimError
 

@@ -8,27 +8,40 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..problems import ClaimError
 from . import engine, synth as synthetic
 
-_err = Console(stderr=True)
+
+def _stderr():
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 @contextmanager
 def _progress(total_claims: int | None, label: str):
-    """``advance(rows, claims)`` of a rich bar on a terminal (silent otherwise); ``advance.start(n)``
+    """``advance(rows, claims)`` of a rich bar on a terminal, silent otherwise (and rich is then not
+    even loaded: a batch run by a script starts reading its tables sooner); ``advance.start(n)``
     sets the number of claims."""
+    if not sys.stderr.isatty():
+        def advance(rows: int, claims: int) -> None:
+            pass
+
+        advance.start = lambda n: None
+        yield advance
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rows]:,} rows"),
-        TimeElapsedColumn(), console=_err, disable=not _err.is_terminal, transient=False,
+        TimeElapsedColumn(), console=_stderr(), transient=False,
     ) as progress:
         task = progress.add_task(label, total=total_claims, rows=0)
 
@@ -65,7 +78,7 @@ def batch(
                 summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
                                      jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start)
     except ClaimError as e:
-        _err.print(f"[red]error:[/red] {e}")
+        _stderr().print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
     typer.echo(json.dumps(summary.to_dict(), indent=2))
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from distributed import Client, LocalCluster, as_completed
 
-from .engine import Mapper, PartitionResult
+from .engine import Mapper
+
+if TYPE_CHECKING:
+    from .partition import PartitionResult
 
 
 def dask_map(client: Client) -> Mapper:

@@ -15,7 +15,6 @@ from typing import Any
 
 import polars as pl
 
-from ..loaders import parse_json
 from ..payroll import RAW_COLUMNS
 from ..problems import ClaimError, Problem
 
@@ -96,6 +95,8 @@ def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
         return _DECODER.decode(text)  # parse_json's reading, without a new decoder for each text
     except json.JSONDecodeError:
         pass
+    from ..loaders import parse_json  # a bad text's words (loaders imports the claim models: not at the top)
+
     try:
         return parse_json(text)  # raises the problem, in parse_json's words
     except ClaimError as e:

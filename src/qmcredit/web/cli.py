@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from .. import ClaimError, decide, load_claim
+from ..problems import ClaimError
 from .figures import PeriodNotFound
 
 
@@ -46,6 +46,8 @@ def form313(
     worksheet: bool = typer.Option(False, "--worksheet", help="Also write the worksheet (monthly table, chart, ledger) as OUT's NAME.worksheet.pdf."),
 ) -> None:
     """Write Form 313 (Economic Recovery Tax Credit, Parts I-V) for one privilege period as a PDF."""
+    from .. import decide, load_claim  # the rules: loaded by the commands that use them (qmcredit/cli.py)
+
     try:
         c = load_claim(claim)
     except ClaimError as e:

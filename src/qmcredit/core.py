@@ -2,12 +2,13 @@
 
 Load -> validate -> decide -> present flows one way, for one claim or a million:
 
-1. ``prepare``: what the rules need of each header, read once (W1-W3, E1-E5, the parameters in
-   force, the minimum tax of L2).
+1. ``prepare``: what the rules need of each header, read once, and the rules that need nothing
+   else (W1-W3, E1-E5, the parameters in force, the minimum tax of L2, L1-L3: each credit year's
+   period of allowance and each period's room, in cents).
 2. ``law.positions`` (``classify``, ``monthly``): P1-P4 over every claim's payroll rows at once.
-3. ``figures``: P5, C1-C3, L1-L5 and R1-R3 of each claim in exact whole numbers (positions as
+3. ``figures``: P5, C1-C3, L4-L5 and R1-R3 of each claim in exact whole numbers (positions as
    numerators over one denominator, money in cents): ``law.positions``, ``law.credit``,
-   ``law.limits``, ``law.ledger``.
+   ``law.ledger``.
 4. ``present``: one claim's figures as a ``Determination`` with its explanation (B1).
 
 ``decide`` is ``decide_many`` of one claim; the batch engine runs the same four steps and writes
@@ -96,7 +97,7 @@ def with_constants(payroll: pl.DataFrame, claim_id, cols: dict) -> pl.DataFrame:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """What the rules need of one claim's header, read once."""
+    """What the rules need of one claim's header, read once, and what L1-L3 make of it."""
 
     header: ClaimHeader
     claim_id: str
@@ -106,7 +107,8 @@ class Prepared:
     limited: bool                         # L2 applies: CBT, or insurers by option L3
     minimum_taxes: tuple                  # per period: limits.MinimumTax, or None when not limited
     period_dates: tuple[tuple[date, date], ...]
-    period_cents: tuple[tuple[int, int, int, int], ...]  # L2-L3: liability, floor, other credits before, after
+    allowed_in: tuple[int | None, int | None]  # L1: the period of allowance of each credit year (None: not among the periods)
+    rooms: tuple[PeriodRoom, ...]              # L2-L3: each period's room for the credit
 
     @property
     def windows(self) -> Windows:
@@ -115,10 +117,6 @@ class Prepared:
     @property
     def eligible(self) -> bool:
         return all(c.passed for c in self.checks)
-
-    @property
-    def eligible_tax(self) -> bool:
-        return self.header.taxpayer.tax in E.TAXES
 
     def amount(self, year: str) -> tuple[Parameter, Decimal]:
         """C2: the amount per new position in force at the start of the credit year."""
@@ -148,9 +146,15 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
         checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
         if cache is not None:
             cache[check_key] = checks
+    dates = tuple((p.start, p.end) for p in header.periods)
+    allowed_in = (L.period_of_allowance(k.year_ends[0], dates), L.period_of_allowance(k.year_ends[1], dates))  # L1
+    eligible_tax = tp.tax in E.TAXES
+    rooms = []
+    for liability, floor, before, after in map(_period_cents, header.periods, mts):  # L2-L3
+        cap, above, room = limits.room(liability, limited, eligible_tax, floor, before, k.share)
+        rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
     return Prepared(
-        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts),
-        tuple((p.start, p.end) for p in header.periods), tuple(map(_period_cents, header.periods, mts)))
+        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, tuple(rooms))
 
 
 def _period_cents(p, mt: limits.MinimumTax | None) -> tuple[int, int, int, int]:
@@ -206,8 +210,9 @@ class Figures(NamedTuple):
 
 
 def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figures:
-    """P5, C1-C3, L1-L5 and R1-R3 for one claim. ``sums``: the full-time positions and equivalent
-    hours of each period (``law.positions.period_sums``: base, year one, year two)."""
+    """P5, C1-C3, L4-L5 and R1-R3 for one claim (with ``prep``'s L1-L3). ``sums``: the full-time
+    positions and equivalent hours of each period (``law.positions.period_sums``: base, year one,
+    year two)."""
     opts, k, cut = prep.header.options, prep.constants, prep.cut
     first, ft_num, ft_den = k.windows.first_month, k.columns["ft_num"], k.columns["ft_den"]
     den = average_denominator(ft_num)
@@ -222,15 +227,9 @@ def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figure
         None if new[o] is None else C.credit_cents(new[o], den, k.amount_cents[o]) if eligible else 0 for o in (0, 1)
     )
     ratio = C.sustained_effort_ratio(*new)  # C3
-    dates = prep.period_dates
-    allowed_in = (L.period_of_allowance(k.year_ends[0], dates), L.period_of_allowance(k.year_ends[1], dates))  # L1
-    rooms = []
-    limited, eligible_tax, share = prep.limited, prep.eligible_tax, k.share
-    for liability, floor, before, after in prep.period_cents:  # L2-L3
-        cap, above, room = limits.room(liability, limited, eligible_tax, floor, before, share)
-        rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
-    lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, k.carryforward, opts.refund)
-    return Figures(den, averages, new, credit, ratio, allowed_in, tuple(rooms), lines, pending_from)
+    rooms, allowed_in = prep.rooms, prep.allowed_in  # L1-L3, read off the header by ``prepare``
+    lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, k.carryforward, opts.refund)  # L4-L5, R1-R3
+    return Figures(den, averages, new, credit, ratio, allowed_in, rooms, lines, pending_from)
 
 
 NO_HOURS = (0, 0, 0, 0, 0, 0)

@@ -1,0 +1,218 @@
+"""One partition of a batch decided: the core's rules over its claims (``engine`` plans the
+partitions and runs them; this module holds the rules' side, imported once a partition's payroll
+rows are being read).
+
+Each partition goes through the same code as ``qmcredit.decide``: the header is validated by
+``ClaimHeader`` and read by ``core.prepare`` (W1-W3, E1-E5, parameters, minimum tax); payroll
+rows are typed and checked by ``payroll.check`` (the work of ``normalize``); P1-P4 are the
+``law.positions`` expressions (``classify``, ``monthly``) over the whole partition, grouped by
+claim and month; every later rule (P5, C1-C3, L1-L5, R1-R3) is ``core.figures`` per claim, in
+whole numbers. The tables are written column by column from those figures, with the text of
+``Determination.to_dict``.
+A claim with a bad header field or a bad payroll row gets a determination naming every problem,
+as ``qmcredit compute`` reports them; the other claims go on.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import polars as pl
+from pydantic import ValidationError
+
+from ..claim import ClaimHeader, problems_from_validation
+from ..core import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
+from ..law.positions import CLAIM_COLUMNS, classify, monthly
+from ..money import exact_decimal_text, money_text
+from ..payroll import Lookup, check, first_unknown_month
+from ..problems import ClaimError, Problem
+from . import outputs
+from .engine import OutOfClaimOrder, PayrollSource
+from .tables import header_doc, periods_by_claim
+
+
+@dataclass
+class PartitionResult:
+    claims: pl.DataFrame
+    ledger: pl.DataFrame
+    jsonl: list[tuple[str, str]]  # (claim id, JSON line), in claim id order
+    rows: int
+    bad_rows: int
+    orphan_rows: int
+    orphan_claims: list[str]
+
+
+def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
+    """Validate each claims-table row, with its periods-table rows, as a FORMAT.md header (the
+    core's ``ClaimHeader``)."""
+    valid: dict[str, ClaimHeader] = {}
+    invalid: dict[str, list[Problem]] = {}
+    seen: set[str] = set()
+    claim_periods = periods_by_claim(periods)
+    for row in claims.iter_rows(named=True):
+        cid = row["claim_id"]
+        if cid is None or cid == "":
+            continue  # counted by the caller as claims-table rows without an id
+        if cid in seen:
+            invalid[cid] = [Problem("claim_id", f"{cid!r} is on more than one row of the claims table; give each claim once")]
+            valid.pop(cid, None)
+            continue
+        seen.add(cid)
+        doc, found = header_doc(row, claim_periods.get(cid))
+        try:
+            header = ClaimHeader.model_validate(doc)
+        except ValidationError as e:
+            found = problems_from_validation(e) + found
+            header = None
+        if found:
+            invalid[cid] = found
+        else:
+            valid[cid] = header
+    return valid, invalid
+
+
+def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
+    text), written column by column (``money_text``, ``exact_decimal_text``) from each claim's
+    ``Figures``."""
+    big = pl.Int128
+    claim_rows, ledger_rows = [], []
+    for p, f in zip(prepared, figs):
+        totals = f.pending_from is None
+        ratio = f.ratio or (None, None)
+        claim_rows.append((
+            p.claim_id, p.header.taxpayer.id, p.eligible, ",".join(k.rule for k in p.checks if not k.passed) or None,
+            f.den, *f.averages, *f.new, *f.credit, *ratio, f.refund if totals else None, f.carried_forward if totals else None,
+            p.cut is not None and p.cut < p.windows.first_month + 36,
+        ))
+        ledger_rows += [
+            (p.claim_id, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward)
+            for i, ((start, end), room, line) in enumerate(zip(p.period_dates, f.rooms, f.lines))
+        ]
+    c = pl.DataFrame(claim_rows, orient="row", schema={
+        "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,
+        **{k: big for k in ("den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd", "refund", "carried_forward")}, "pending": pl.Boolean,
+    })
+    ledger_schema = {
+        "claim_id": pl.Utf8, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "pending": pl.Boolean,
+        **{k: big for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward")},
+    }
+    ln = pl.DataFrame({k: pl.Series(k, col, dtype=t) for (k, t), col in zip(ledger_schema.items(), zip(*ledger_rows))}
+                      if ledger_rows else None, schema=ledger_schema)
+    nums = c.select("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")
+    positions = {"average_base": "a0", "average_year_one": "a1", "average_year_two": "a2", "new_year_one": "n1", "new_year_two": "n2"}
+    text = dict(zip(positions, exact_decimal_text(nums, list(positions.values()), "den")))
+    text["sustained_effort_ratio"] = exact_decimal_text(nums, "rn", "rd")
+    money_cols = {"credit_year_one": "c1", "credit_year_two": "c2", "refund": "refund", "carried_forward": "carried_forward"}
+    claims = c.with_columns(
+        pl.lit("decided").alias("status"), *(s.alias(name) for name, s in text.items()),
+        *(money_text(pl.col(col)).alias(name) for name, col in money_cols.items()), pl.lit(None, dtype=pl.Utf8).alias("problems"),
+    ).select(list(outputs.CLAIMS_SCHEMA))
+    cash = lambda k: pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k)  # noqa: E731
+    ledger = ln.select(
+        "claim_id", "period", "start", "end", cash("allowed"), money_text(pl.col("room")).alias("room"),
+        *(cash(k) for k in ("applied", "refund", "forfeited", "carried_forward")),
+    ).cast(outputs.LEDGER_SCHEMA)
+    return claims, ledger
+
+
+def invalid_row(cid: str, taxpayer_id: str | None, found: list[Problem]) -> dict:
+    return {
+        "claim_id": cid, "taxpayer_id": taxpayer_id, "status": "invalid", "eligible": None,
+        "ineligible_because": None, "average_base": None, "average_year_one": None, "average_year_two": None,
+        "new_year_one": None, "new_year_two": None, "credit_year_one": None, "credit_year_two": None,
+        "sustained_effort_ratio": None, "refund": None, "carried_forward": None, "pending": None,
+        "problems": json.dumps([p.to_dict() for p in found], ensure_ascii=False),
+    }
+
+
+def invalid_json(cid: str, found: list[Problem]) -> str:
+    """The JSON Lines record of a claim that cannot be decided: ``ClaimError.to_dict`` as
+    ``qmcredit compute`` reports it."""
+    return json.dumps({"claim_id": cid, **ClaimError(found, cid).to_dict()}, ensure_ascii=False)
+
+
+def measure(looked: Lookup, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Type and check every payroll row (``payroll.check``, the work of ``normalize``, on the rows
+    of ``read_rows``), then P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has
+    a problem. ``constants``: one row per claim, in claim-id order, its row number being the
+    claim's code. Returns the monthly sums by claim code and month, and the bad rows."""
+    per_claim = lambda c: pl.lit(constants.get_column(c)).gather(pl.col("claim_id"))  # noqa: E731
+    typed, found = check(looked, as_of_idx=per_claim("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")))
+    bad = found.with_columns(typed.select(pl.col("claim_id", "_line").gather(found.get_column("_i")))).sort("claim_id", "_line").select(
+        "claim_id", "source", "problem")
+    # A claim with a bad row, like one without a valid header, is given no base month: ``classify``
+    # then puts its rows in no period and ``monthly`` leaves them out (cheaper than filtering them).
+    unmeasured = pl.int_range(pl.len()).is_in(bad.get_column("claim_id").unique().implode())
+    constants = constants.with_columns(pl.when(unmeasured).then(None).otherwise(pl.col("base_idx")).alias("base_idx"))
+    return monthly(classify(typed.lazy().with_columns(per_claim(c).alias(c) for c in CLAIM_COLUMNS))).collect(), bad
+
+
+def decide_partition(
+    claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, ids: list[str], reading: Future,
+) -> PartitionResult:
+    """Decide every claim of one partition: its claims-table rows, periods-table rows and all its
+    payroll rows, whose reading (``engine.read_rows`` of ``payroll`` for the claims ``ids``,
+    sorted) is under way on a polars thread."""
+    # polars works on a second thread while this one runs Python: the payroll rows are read while
+    # the headers are validated, and measured while the headers are prepared.
+    with ThreadPoolExecutor(max_workers=1) as polars_thread:
+        valid, invalid = headers(claims, periods)
+        cache: dict = {}
+        consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
+        for cid in ids:
+            header = valid.get(cid)
+            cols = cached_constants(header, cache).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+            consts["claim_id"].append(cid)
+            consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
+            for k in CLAIM_COLUMNS:
+                consts[k].append(cols[k])
+        constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
+        looked, rows, orphans = reading.result()
+        if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
+            strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
+            if strays:
+                raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
+        measuring = polars_thread.submit(measure, looked, constants, payroll.name)
+        prepared: dict[str, Prepared] = {}
+        unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
+        for cid, header in valid.items():
+            try:
+                prepared[cid] = prepare(header, cid, cache)
+            except ClaimError as e:
+                unprepared[cid] = e.problems
+        per_month, bad = measuring.result()
+
+    found: dict[int, list[Problem]] = {}
+    for code, source, message in bad.iter_rows():
+        found.setdefault(code, []).append(Problem(source, message))
+    invalid_rows, lines = [], []
+    decided: list[int] = []
+    for code, cid in enumerate(ids):
+        problems = invalid.get(cid, []) + found.get(code, []) or unprepared.get(cid, [])
+        if problems:
+            header = valid.get(cid)
+            invalid_rows.append(invalid_row(cid, header.taxpayer.id if header else None, problems))
+            if jsonl:
+                lines.append((cid, invalid_json(cid, problems)))
+        else:
+            decided.append(code)
+    chosen = [prepared[ids[code]] for code in decided]
+    sums = measured_sums(per_month)
+    figs = [figures(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
+    claim_rows, ledger_rows = key_figures(chosen, figs)
+    if jsonl and decided:
+        measured: dict[int, dict[int, tuple[int, int]]] = {}
+        for code, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
+            measured.setdefault(code, {})[idx] = (ft, eqh)
+        lines += [
+            (p.claim_id, json.dumps(present(p, f, measured.get(code, {}), None, explain=False).to_dict(explain=False), ensure_ascii=False))
+            for p, f, code in zip(chosen, figs, decided)
+        ]
+        lines.sort(key=lambda x: x[0])
+    out = pl.concat([claim_rows, pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA)]).sort("claim_id")
+    return PartitionResult(
+        out, ledger_rows.sort("claim_id", "period"), lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
+    )

@@ -1,0 +1,61 @@
+"""Start-up: the package's API loads on first use, so that ``qmcredit batch`` reads its payroll
+table while the rules' modules (pydantic and the claim models, the core) are imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import qmcredit
+
+HEAVY = ("pydantic", "qmcredit.claim", "qmcredit.core", "qmcredit.batch.partition", "rich")
+
+
+def loaded_after(statement: str) -> list[str]:
+    """The modules of ``HEAVY`` that a fresh interpreter has loaded after ``statement``."""
+    code = f"import json, sys\n{statement}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_the_command_line_and_the_batch_planner_load_no_rules():
+    assert loaded_after("import qmcredit.cli") == []
+    assert loaded_after("import qmcredit.batch.engine") == []
+
+
+def test_a_name_of_the_api_loads_its_module():
+    assert loaded_after("from qmcredit import ClaimError") == []  # problems.py needs nothing heavy
+    assert {"pydantic", "qmcredit.claim", "qmcredit.core"} <= set(loaded_after("from qmcredit import decide"))
+
+
+def test_the_api_names_are_what_they_were():
+    from qmcredit.claim import Claim
+    from qmcredit.core import decide, decide_many
+    from qmcredit.loaders import load_claim
+    from qmcredit.problems import ClaimError
+
+    assert qmcredit.decide is decide and qmcredit.decide_many is decide_many
+    assert not isinstance(qmcredit.decide, types.ModuleType)  # the core is qmcredit.core; decide stays the function
+    assert (qmcredit.Claim, qmcredit.load_claim, qmcredit.ClaimError) == (Claim, load_claim, ClaimError)
+    assert set(qmcredit.__all__) <= set(dir(qmcredit))
+    namespace: dict = {}
+    exec("from qmcredit import *", namespace)
+    assert set(qmcredit.__all__) <= set(namespace)
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'decides'"):
+        qmcredit.decides  # noqa: B018
+
+
+def test_the_switch_interval_is_restored_after_a_partition():
+    from qmcredit.batch.engine import _prompt_handoffs
+
+    before = sys.getswitchinterval()
+    with _prompt_handoffs():
+        assert sys.getswitchinterval() < before
+    assert sys.getswitchinterval() == before
