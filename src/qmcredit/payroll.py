@@ -174,35 +174,44 @@ def _own_problems() -> dict[str, pl.Expr]:
     }
 
 
-def _lookup(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+#: Columns already coded by their reader: per column, each row's code (null for a null value) and
+#: the column's distinct values by code (a Parquet reader's dictionary, ``batch.tables.read_coded``).
+Coded = dict[str, tuple[pl.Series, pl.Series]]
+
+
+def _lookup(raw: pl.DataFrame, coded: Coded | None = None) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     """The distinct values of each parsed column (and of ``employee_id``), found in one hashing
-    pass as the categories of a categorical column of its own. Gives each row's codes (a value's
-    place among its column's distinct values; null is the last place) and, per column, the table
-    of its distinct values parsed (``_PARSERS``; ``employee_id`` stripped, ``_emp`` its code
-    after stripping), by code, with ``_bad``: whether the value has a problem of its own
-    (``_own_problems``). Payroll values repeat endlessly (a few hundred months, a few thousand
-    distinct hours), so each parser runs on a few thousand values, not millions."""
+    pass as the categories of a categorical column of its own, or given by ``coded``. Gives each
+    row's codes (a value's place among its column's distinct values; null is the last place) and,
+    per column, the table of its distinct values (``_raw_<column>``) parsed (``_PARSERS``;
+    ``employee_id`` stripped, ``_emp`` its code after stripping), by code, with ``_bad``: whether
+    the value has a problem of its own (``_own_problems``). Payroll values repeat endlessly (a few
+    hundred months, a few thousand distinct hours), so each parser runs on a few thousand values,
+    not millions."""
+    coded = coded or {}
     cols = [*_PARSERS, "employee_id"]
-    categories = {c: pl.Categories.random() for c in cols}
-    coded = raw.select(pl.col(c).cast(pl.Utf8).cast(pl.Categorical(categories[c])) for c in cols)  # holds the categories
+    categories = {c: pl.Categories.random() for c in cols if c not in coded}
+    cast = raw.select(pl.col(c).cast(pl.Utf8).cast(pl.Categorical(categories[c])) for c in categories)  # holds the categories
+    codes = {**{c: cast.get_column(c).to_physical() for c in categories}, **{c: coded[c][0].cast(pl.UInt32) for c in coded}}
+    distinct = {**{c: categories[c].to_series() for c in categories}, **{c: coded[c][1].cast(pl.Utf8) for c in coded}}
     own = _own_problems()
     queries = []
     for c in cols:
-        values = pl.LazyFrame({f"_raw_{c}": categories[c].to_series().extend(pl.Series([None], dtype=pl.Utf8))})  # by code
+        values = pl.LazyFrame({f"_raw_{c}": distinct[c].extend(pl.Series([None], dtype=pl.Utf8))})  # by code
         if c == "employee_id":
             stripped = values.select(pl.col("_raw_employee_id").cast(pl.Utf8).str.strip_chars().alias("employee_id"))
             table = stripped.with_columns(pl.col("employee_id").cast(pl.Categorical(pl.Categories.random())).to_physical().alias("_emp"))
         else:
-            table = _parse(values, [c]).select(_PARSERS[c][1])
+            table = _parse(values, [c]).select(f"_raw_{c}", *_PARSERS[c][1])
         queries.append(table.with_columns(own[c].alias("_bad")))
     tables = dict(zip(cols, pl.collect_all(queries)))  # side by side, in one call
-    index = coded.select(pl.col(c).to_physical().fill_null(tables[c].height - 1) for c in cols)
+    index = pl.DataFrame([codes[c].fill_null(tables[c].height - 1).alias(c) for c in cols])
     return index, tables
 
 
-def _with_raw_columns(df: pl.DataFrame) -> pl.DataFrame:
-    """``df`` with every raw column, a missing one as nulls."""
-    missing = [c for c in RAW_COLUMNS if c not in df.columns]
+def _with_raw_columns(df: pl.DataFrame, coded: Coded | None = None) -> pl.DataFrame:
+    """``df`` with every raw column (but those ``coded``), a missing one as nulls."""
+    missing = [c for c in RAW_COLUMNS if c not in df.columns and c not in (coded or {})]
     return df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in missing) if missing else df
 
 
@@ -285,7 +294,7 @@ class Lookup:
     judged once (``_lookup``), the typed rows, and which rows may have a problem of their own
     values or share an employee and month with another row."""
 
-    rows: pl.DataFrame              # raw, every raw column (a missing one as nulls)
+    rows: pl.DataFrame              # raw: every raw column not coded by its reader (a missing one as nulls)
     index: pl.DataFrame             # each row's codes in ``tables``
     tables: dict[str, pl.DataFrame]
     typed: pl.DataFrame             # ``check``'s typed rows
@@ -294,12 +303,13 @@ class Lookup:
     keys: list[str]                 # what makes a row one employee's month
 
 
-def lookup(lf: pl.LazyFrame | pl.DataFrame, lean: bool = False) -> Lookup:
-    """Parse and judge the raw rows' values (``check``'s first half). ``lean``: see ``check``."""
-    df = _with_raw_columns(lf.collect() if isinstance(lf, pl.LazyFrame) else lf)
-    index, tables = _lookup(df)
+def lookup(lf: pl.LazyFrame | pl.DataFrame, lean: bool = False, coded: Coded | None = None) -> Lookup:
+    """Parse and judge the raw rows' values (``check``'s first half). ``lean``: see ``check``;
+    ``coded``: raw columns given as codes, not in ``lf``."""
+    df = _with_raw_columns(lf.collect() if isinstance(lf, pl.LazyFrame) else lf, coded)
+    index, tables = _lookup(df, coded)
     kept = {"month_idx", "hours", "basis", "ownership_interest", "owner_relation", *(("_emp",) if lean else ("month", "employee_id"))}
-    rows = df.drop(*_PARSERS, "employee_id").hstack(_typed(index, tables, kept, categorical=lean))
+    rows = df.drop(*_PARSERS, "employee_id", strict=False).hstack(_typed(index, tables, kept, categorical=lean))
     who = rows.get_column("_emp") if lean else _typed(index, tables, {"_emp"})[0]
     if lean:
         rows = rows.rename({"_emp": "employee_id"})
@@ -341,7 +351,7 @@ def check(
     if as_of_idx is not None:
         flags = flags.with_columns(pl.col("_bad") | looked.typed.select(_after_as_of(as_of_idx).fill_null(False)).to_series())
     look = flags.select((pl.col("_bad") | pl.col("_again")).arg_true().cast(pl.UInt32).alias("_i")).to_series()
-    some = df[look].rename({c: f"_raw_{c}" for c in _PARSERS}).drop("employee_id").hstack([
+    some = df[look].drop(*_PARSERS, "employee_id", strict=False).hstack([  # the raw text is each table's _raw_ column
         *_typed(index[look], tables, {n for t in tables.values() for n in t.columns} - {"_bad"}), *flags[look].get_columns(), look,
     ])
     if "source" not in some.columns:

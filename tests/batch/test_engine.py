@@ -181,3 +181,43 @@ def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated,
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         assert (tmp_path / "fallback" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
 
+
+
+def test_reading_parquet_text_as_codes_decides_as_reading_text(generated, oracle, tmp_path, monkeypatch):
+    """A large Parquet table's text columns are read as their dictionary's codes
+    (``tables.read_coded``), not as text; the determinations are the single-claim path's."""
+    monkeypatch.setattr(engine, "CODES_FROM_ROWS", 0)
+    reads = []
+    read_coded = engine.read_coded
+    monkeypatch.setattr(engine, "read_coded", lambda *a: reads.append(a) or read_coded(*a))
+    run(generated, "parquet", tmp_path)
+    assert len(reads) == 1
+    got = lines(tmp_path)
+    assert [cid for cid in oracle if got[cid] != oracle[cid]] == []
+
+
+def test_typed_and_oddly_named_parquet_columns_read_as_codes_or_as_text_alike(generated, tmp_path, monkeypatch):
+    """Columns of other types (hours as decimals, a flag as booleans) are read as text beside the
+    coded ones, names are matched without regard to case and spaces, and row groups with their
+    own dictionaries and runs that start inside a row group give the same codes' values."""
+    paths = generated["parquet"]
+    table = pl.read_parquet(paths["payroll"])
+    odd = table.with_columns(
+        pl.when(pl.col("hours").str.contains(r"^\d+(\.\d+)?$")).then(pl.col("hours").cast(pl.Decimal(12, 2), strict=False)).alias("hours"),
+    ).rename({"employee_id": " Employee_ID ", "month": "MONTH"})
+    assert odd.schema["hours"] == pl.Decimal(12, 2)
+    typed = tmp_path / "typed.parquet"
+    odd.write_parquet(typed, row_group_size=15_000)
+    outputs = {}
+    for codes in (False, True):
+        monkeypatch.setattr(engine, "CODES_FROM_ROWS", 0 if codes else 10**12)
+        out = tmp_path / f"codes-{codes}"
+        engine.run(paths["claims"], typed, out, periods=paths["periods"], jsonl=True)
+        outputs[codes] = [(out / name).read_bytes() for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl")]
+    assert outputs[True] == outputs[False]
+    frame, coded = engine.read_coded(typed, (20_000, 30_000))  # a run from inside the second row group into the third
+    assert frame.height == 30_000 and frame.get_column("_line").to_list()[:2] == [20_001, 20_002] and "hours" in frame.columns
+    assert set(coded) == {"claim_id", "employee_id", "month", "basis", "ownership_interest", "owner_relation"}
+    for name, (codes_, values) in coded.items():
+        source = {"employee_id": " Employee_ID ", "month": "MONTH"}.get(name, name)
+        assert values.gather(codes_).to_list() == odd.get_column(source).slice(20_000, 30_000).to_list(), name

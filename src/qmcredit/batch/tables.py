@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from ..payroll import RAW_COLUMNS
+from ..payroll import RAW_COLUMNS, Coded
 from ..problems import ClaimError, Problem
 
 #: claims-table column -> (object, field) of the FORMAT.md header; ``options`` and ``periods``
@@ -178,9 +178,53 @@ def scan_payroll(path: Path, rows: tuple[int, int] | None = None, strip: bool = 
     it (for the problems of B1 and of bad rows). ``rows`` = (first, count): only those rows.
     ``strip``: claim ids without surrounding spaces (without it, the reader strips them)."""
     lf = scan_text(path, (0, None) if rows is None else rows)
-    names = lf.collect_schema().names()
+    names = _payroll_columns(path, lf.collect_schema().names())
+    lf = lf.select("_line", *names)
+    return lf.with_columns(pl.col("claim_id").str.strip_chars()) if strip else lf
+
+
+def _payroll_columns(path: Path, names: list[str]) -> list[str]:
+    """The payroll columns among ``names`` (lower case), in table order; a ClaimError when a
+    required one is missing."""
     missing = [c for c in ("claim_id", "employee_id", "month", "hours") if c not in names]
     if missing:
         raise ClaimError([Problem(str(path), f"missing column(s) {', '.join(missing)}; a payroll table has columns {', '.join(PAYROLL_COLUMNS)}")])
-    lf = lf.select("_line", *(c for c in PAYROLL_COLUMNS if c in names))
-    return lf.with_columns(pl.col("claim_id").str.strip_chars()) if strip else lf
+    return [c for c in PAYROLL_COLUMNS if c in names]
+
+
+def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.DataFrame, Coded] | None:
+    """``scan_payroll(path, rows, strip=False)`` of a Parquet table, collected, but with its text
+    columns as codes (``payroll.lookup``'s ``coded``): each row's place in the column's dictionary,
+    which Parquet keeps for such columns, so that no text is copied or hashed row by row. The frame
+    holds ``_line`` and the columns of another type, as text. None when the table's column names
+    collide once in lower case (``scan_payroll`` then reports it)."""
+    import pyarrow as pa  # here: only a worker reading Parquet needs it
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    schema = file.schema_arrow
+    named = {n.strip().lower(): n for n in schema.names}
+    if len(named) != len(schema.names):
+        return None
+    wanted = _payroll_columns(path, list(named))
+    text = [c for c in wanted if pa.types.is_string(schema.field(named[c]).type) or pa.types.is_large_string(schema.field(named[c]).type)]
+    file = pq.ParquetFile(path, read_dictionary=[named[c] for c in text])
+    first, count = rows or (0, file.metadata.num_rows)
+    groups, start, skip = [], 0, 0
+    for g in range(file.metadata.num_row_groups):  # the row groups holding the rows
+        n = file.metadata.row_group(g).num_rows
+        if start < first + count and first < start + n:
+            skip = skip if groups else first - start
+            groups.append(g)
+        start += n
+    table = file.read_row_groups(groups, columns=[named[c] for c in wanted], use_threads=True).slice(skip, count)
+    line = first_line(path) + first
+    frame = pl.DataFrame([pl.int_range(line, line + table.num_rows, dtype=pl.UInt32, eager=True).alias("_line")]).with_columns(
+        pl.from_arrow(table.column(named[c])).cast(pl.Utf8).alias(c) for c in wanted if c not in text)
+    coded: Coded = {}
+    for c in text:
+        column = table.column(named[c]).unify_dictionaries()
+        codes = pa.chunked_array([chunk.indices for chunk in column.chunks], type=column.type.index_type)
+        values = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
+        coded[c] = (pl.Series(c, codes).cast(pl.UInt32), pl.Series(c, values).cast(pl.Utf8))
+    return frame, coded
