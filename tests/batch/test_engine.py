@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 
 from qmcredit.batch import engine
 
@@ -160,9 +161,11 @@ def test_a_row_group_in_claim_order_is_cut_where_its_claim_changes(generated, tm
             assert r.first == changes.filter(changes >= max(places[k - 1], ranges[k - 1].first + 1)).min()
 
 
-def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated, tmp_path, monkeypatch):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated, tmp_path, monkeypatch, jobs):
     """Statistics can mislead (a writer's truncated minimum, say): a partition that meets a row of
-    another partition's claim stops the range run, and the run is split by claim hash instead."""
+    another partition's claim stops the range run, and the run is split by claim hash instead
+    (with ``jobs``, by new worker processes if the first ones were let go)."""
     paths = generated["parquet"]
     ordered = tmp_path / "ordered" / "payroll.parquet"
     ordered.parent.mkdir()
@@ -176,7 +179,8 @@ def test_rows_found_out_of_claim_order_send_the_run_to_the_hash_split(generated,
     split = engine.split_payroll
     monkeypatch.setattr(engine, "split_payroll", lambda *a: splits.append(a) or split(*a))
     run(generated, "parquet", tmp_path / "one")
-    engine.run(paths["claims"], ordered, tmp_path / "fallback", periods=paths["periods"], jsonl=True, rows_per_partition=100_000)
+    engine.run(paths["claims"], ordered, tmp_path / "fallback", periods=paths["periods"], jsonl=True, rows_per_partition=100_000,
+               jobs=jobs, rows_per_process=1)
     assert len(splits) == 1  # the hash split, after the range run stopped
     for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
         assert (tmp_path / "fallback" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name

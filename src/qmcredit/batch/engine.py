@@ -138,24 +138,41 @@ def local_processes(jobs: int) -> Iterator[Mapper]:
     they finish. This process decides partitions too, on a thread of its own, from the start,
     while the workers are spawned (not forked: polars' thread pool does not survive a fork) and
     import the engine. Each is given its next partition as it finishes one, so that they finish
-    together however the partitions' costs differ."""
-    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")) as pool, \
-            ThreadPoolExecutor(max_workers=1) as here:
+    together however the partitions' costs differ; once none is left for them, the workers are let
+    go, and exit while this process finishes its last (a second call, after ``OutOfClaimOrder``,
+    starts new ones)."""
+    pools: list[ProcessPoolExecutor] = []
+
+    def workers() -> ProcessPoolExecutor:
+        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")))
+        return pools[-1]
+
+    with ThreadPoolExecutor(max_workers=1) as here:
 
         def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
+            pool = workers()
             todo, running = deque(args), {}
             free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
-            while todo or running:
-                for executor in (here, pool):
-                    while todo and free[executor]:
-                        running[executor.submit(fn, *todo.popleft())] = executor
-                        free[executor] -= 1
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    free[running.pop(future)] += 1
-                    yield future.result()
+            try:
+                while todo or running:
+                    for executor in (here, pool):
+                        while todo and free[executor]:
+                            running[executor.submit(fn, *todo.popleft())] = executor
+                            free[executor] -= 1
+                    if not todo and free[pool] == jobs - 1:
+                        pool.shutdown(wait=False)  # nothing more for the workers (again: no effect)
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        free[running.pop(future)] += 1
+                        yield future.result()
+            finally:  # done, or given up (OutOfClaimOrder): the workers' queued partitions are dropped
+                pool.shutdown(wait=False, cancel_futures=True)
 
-        yield mapper
+        try:
+            yield mapper
+        finally:
+            for pool in pools:
+                pool.shutdown(wait=True, cancel_futures=True)
 
 
 def payroll_rows(payroll: Path) -> int:

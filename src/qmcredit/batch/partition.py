@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import date
 
 import polars as pl
 from pydantic import ValidationError
@@ -73,6 +74,9 @@ def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[st
     return valid, invalid
 
 
+_EPOCH = date(1970, 1, 1).toordinal()
+
+
 def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
     text), written column by column (``money_text``, ``exact_decimal_text``) from each claim's
@@ -99,8 +103,10 @@ def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataF
         "claim_id": pl.Utf8, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "pending": pl.Boolean,
         **{k: big for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward")},
     }
-    ln = pl.DataFrame({k: pl.Series(k, col, dtype=t) for (k, t), col in zip(ledger_schema.items(), zip(*ledger_rows))}
-                      if ledger_rows else None, schema=ledger_schema)
+    columns = list(zip(*ledger_rows)) or [()] * len(ledger_schema)
+    for k in (2, 3):  # dates as days since 1970 (as Date holds them): a Python date converts slowly
+        columns[k] = [d.toordinal() - _EPOCH for d in columns[k]]
+    ln = pl.DataFrame({k: pl.Series(k, col, dtype=pl.Int32 if t == pl.Date else t) for (k, t), col in zip(ledger_schema.items(), columns)}).cast(ledger_schema)
     nums = c.select("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")
     positions = {"average_base": "a0", "average_year_one": "a1", "average_year_two": "a2", "new_year_one": "n1", "new_year_two": "n2"}
     text = dict(zip(positions, exact_decimal_text(nums, list(positions.values()), "den")))

@@ -44,6 +44,9 @@ _TRUE = ("true", "t", "yes", "y", "1")
 _FALSE = ("false", "f", "no", "n", "0")
 _PERIOD_TEXT_FIELDS = tuple(f for f in PERIOD_FIELDS if f not in BOOLEAN_FIELDS)
 _PERIOD_FLAGS = tuple(f for f in PERIOD_FIELDS if f in BOOLEAN_FIELDS)  # after the text fields, as in PERIOD_FIELDS
+_PERIOD_CELLS = (*_PERIOD_TEXT_FIELDS, *_PERIOD_FLAGS, "other_credits")  # a periods-table row after claim_id, as period_doc reads it
+_TEXT_AT = tuple((f, 1 + _PERIOD_CELLS.index(f)) for f in _PERIOD_TEXT_FIELDS)
+_FLAG_AT = tuple((f, 1 + _PERIOD_CELLS.index(f)) for f in _PERIOD_FLAGS)
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal)  # parse_json's numbers: Decimal, never a float
 
 
@@ -104,17 +107,20 @@ def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
         return None
 
 
-def period_doc(row: dict, problems: list[Problem], where: str) -> dict:
+def period_doc(row: tuple, problems: list[Problem], where: str) -> dict:
+    """A periods-table row of ``periods_by_claim`` as a FORMAT.md period document: a blank cell is
+    left out, a flag read as true or false (or kept as text for validation to name),
+    ``other_credits`` parsed from its JSON."""
     doc = {}
-    for f in _PERIOD_TEXT_FIELDS:  # _value, inlined: a statewide batch has millions of periods
-        text = row.get(f)
+    for f, i in _TEXT_AT:  # _value, inlined: a statewide batch has millions of periods
+        text = row[i]
         if text is not None and text.strip():
             doc[f] = text
-    for f in _PERIOD_FLAGS:
-        text = row.get(f)
+    for f, i in _FLAG_AT:
+        text = row[i]
         if text is not None and (low := text.strip().lower()):
             doc[f] = True if low in _TRUE else False if low in _FALSE else text
-    credits = row.get("other_credits")
+    credits = row[-1]
     if credits is not None:
         credits = _json(f"{where}.other_credits", credits, problems)
         if credits is not None:
@@ -164,12 +170,14 @@ def read_tables(claims: Path, periods: Path | None = None) -> tuple[pl.DataFrame
     return table, ptable.with_columns(pl.col("claim_id").str.strip_chars())
 
 
-def periods_by_claim(periods: pl.DataFrame | None) -> dict[str, list[dict]]:
-    """Each claim's periods-table rows, as dicts in table order."""
-    found: dict[str, list[dict]] = {}
+def periods_by_claim(periods: pl.DataFrame | None) -> dict[str, list[tuple]]:
+    """Each claim's periods-table rows, in table order: ``claim_id`` and the cells of
+    ``_PERIOD_CELLS`` (a column the table lacks is empty), for ``period_doc``."""
+    found: dict[str, list[tuple]] = {}
     if periods is not None:
-        for row in periods.iter_rows(named=True):
-            found.setdefault(row["claim_id"], []).append(row)
+        cells = periods.select(pl.col(c) if c in periods.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in ("claim_id", *_PERIOD_CELLS))
+        for row in cells.iter_rows():
+            found.setdefault(row[0], []).append(row)
     return found
 
 
@@ -226,5 +234,5 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
         column = table.column(named[c]).unify_dictionaries()
         codes = pa.chunked_array([chunk.indices for chunk in column.chunks], type=column.type.index_type)
         values = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
-        coded[c] = (pl.Series(c, codes).cast(pl.UInt32), pl.Series(c, values).cast(pl.Utf8))
+        coded[c] = (pl.Series(c, codes).reinterpret(signed=False), pl.Series(c, values).cast(pl.Utf8))  # codes are never negative
     return frame, coded
