@@ -225,3 +225,26 @@ def test_typed_and_oddly_named_parquet_columns_read_as_codes_or_as_text_alike(ge
     for name, (codes_, values) in coded.items():
         source = {"employee_id": " Employee_ID ", "month": "MONTH"}.get(name, name)
         assert values.gather(codes_).to_list() == odd.get_column(source).slice(20_000, 30_000).to_list(), name
+
+
+@pytest.mark.parametrize("codes", [True, False])
+def test_empty_cells_and_tables_read_as_codes_or_as_text_alike(tmp_path, monkeypatch, codes):
+    """Null cells (a row without a claim, one without an employee) and an empty table give the
+    same determinations whether the Parquet text is read as codes or as text."""
+    monkeypatch.setattr(engine, "CODES_FROM_ROWS", 0 if codes else 10**12)
+    claims = tmp_path / "claims.csv"
+    claims.write_text(
+        "claim_id,taxpayer_id,tax,municipality,operations_began,periods\n"
+        'A,22-1,cbt,Camden,2004-03-15,"[{""start"": ""2005-01-01"", ""end"": ""2005-12-31"", ""liability"": ""1000.00"", ""minimum_tax"": ""500.00""}]"\n'
+    )
+    text = {c: pl.Utf8 for c in ("claim_id", "employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation")}
+    pl.DataFrame(schema=text).write_parquet(tmp_path / "empty.parquet")
+    summary = engine.run(claims, tmp_path / "empty.parquet", tmp_path / "empty", jsonl=True)
+    assert (summary.rows, summary.decided) == (0, 1)
+    pl.DataFrame({"claim_id": ["A", None, "A"], "employee_id": ["E1", "E2", None], "month": ["2004-05", "2004-05", "2004-06"],
+                  "hours": ["160", "10", "12"]}, schema={c: pl.Utf8 for c in ("claim_id", "employee_id", "month", "hours")}).write_parquet(
+        tmp_path / "nulls.parquet")
+    summary = engine.run(claims, tmp_path / "nulls.parquet", tmp_path / "nulls", jsonl=True)
+    assert (summary.rows, summary.bad_rows, summary.orphan_rows, summary.orphan_claims, summary.invalid) == (3, 1, 1, [], 1)
+    assert lines(tmp_path / "nulls")["A"]["problems"] == [
+        {"location": "nulls.parquet line 3", "message": "employee_id: missing; every row needs the employee it is for"}]
