@@ -11,6 +11,7 @@ are read from the moment it starts (``read_rows``), and a process imports the ru
 
 from __future__ import annotations
 
+import functools
 import gc
 import heapq
 import multiprocessing
@@ -424,10 +425,16 @@ def _decide_indexed(k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, 
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
     with _collector_paused(), _prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
         reading = polars_thread.submit(read_rows, payroll, ids)
-        from .partition import decide_partition
+        return k, _rules()(claims, periods, payroll, jsonl, ids, reading)
 
-        # What is alive now (the modules, the interpreter's own objects) lives as long as the
-        # process: out of the collector's reach, it is not scanned again between partitions nor
-        # at the process's end (0.1 s of a 9-million-row run). Reference counting frees as ever.
-        gc.freeze()
-        return k, decide_partition(claims, periods, payroll, jsonl, ids, reading)
+
+@functools.cache
+def _rules() -> Callable:
+    """``partition.decide_partition``, imported once a process. What is alive then (the modules
+    just imported, the interpreter's own objects) lives as long as the process: frozen out of the
+    collector's reach, it is not scanned again between partitions nor at the process's end (0.1 s
+    of a 9-million-row run). Reference counting frees as ever."""
+    from .partition import decide_partition
+
+    gc.freeze()
+    return decide_partition
