@@ -12,7 +12,7 @@ from qmcredit import decide
 from qmcredit.loaders import claim_from_dict
 from qmcredit.problems import ClaimError
 
-CLAIMS = 1200
+CLAIMS = 2400
 SEED = 11
 
 
