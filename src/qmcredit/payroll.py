@@ -174,8 +174,9 @@ def _own_problems() -> dict[str, pl.Expr]:
     }
 
 
-#: Columns already coded by their reader: per column, each row's code (null for a null value) and
-#: the column's distinct values by code (a Parquet reader's dictionary, ``batch.tables.read_coded``).
+#: Columns already coded by their reader: per column, each row's code (UInt32; null for a null
+#: value) and the column's distinct values by code (text): a Parquet reader's dictionary
+#: (``batch.tables.read_coded``).
 Coded = dict[str, tuple[pl.Series, pl.Series]]
 
 
@@ -192,8 +193,8 @@ def _lookup(raw: pl.DataFrame, coded: Coded | None = None) -> tuple[pl.DataFrame
     cols = [*_PARSERS, "employee_id"]
     categories = {c: pl.Categories.random() for c in cols if c not in coded}
     cast = raw.select(pl.col(c).cast(pl.Utf8).cast(pl.Categorical(categories[c])) for c in categories)  # holds the categories
-    codes = {**{c: cast.get_column(c).to_physical() for c in categories}, **{c: coded[c][0].cast(pl.UInt32) for c in coded}}
-    distinct = {**{c: categories[c].to_series() for c in categories}, **{c: coded[c][1].cast(pl.Utf8) for c in coded}}
+    codes = {**{c: cast.get_column(c).to_physical() for c in categories}, **{c: coded[c][0] for c in coded}}
+    distinct = {**{c: categories[c].to_series() for c in categories}, **{c: coded[c][1] for c in coded}}
     own = _own_problems()
     queries = []
     for c in cols:
@@ -298,7 +299,6 @@ class Lookup:
     index: pl.DataFrame             # each row's codes in ``tables``
     tables: dict[str, pl.DataFrame]
     typed: pl.DataFrame             # ``check``'s typed rows
-    employee: pl.Series             # each row's employee code (its stripped id)
     flags: pl.DataFrame             # ``_bad``: a value with a problem; ``_again``: ``_maybe_repeated``
     keys: list[str]                 # what makes a row one employee's month
 
@@ -320,7 +320,7 @@ def lookup(lf: pl.LazyFrame | pl.DataFrame, lean: bool = False, coded: Coded | N
         else pl.repeat(False, df.height, dtype=pl.Boolean, eager=True).alias("_bad"),
         _maybe_repeated(pl.DataFrame([who if k == "_emp" else rows.get_column(k) for k in keys]), keys).alias("_again"),
     ])
-    return Lookup(df, index, tables, rows, who, flags, keys)
+    return Lookup(df, index, tables, rows, flags, keys)
 
 
 def _typed(at: pl.DataFrame, tables: dict[str, pl.DataFrame], names: set[str], categorical: bool = False) -> list[pl.Series]:
