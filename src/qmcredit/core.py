@@ -241,6 +241,15 @@ def measured_sums(per_month: pl.DataFrame) -> dict[int, tuple]:
     return {r[0]: r[1:] for r in period_sums(per_month).iter_rows()}
 
 
+def measured_months(per_month: pl.DataFrame) -> dict[int, dict[int, tuple[int, int]]]:
+    """Each claim's (by code) monthly sums of the positions pass, by month: full-time positions
+    and equivalent hours, as ``present`` takes them."""
+    measured: dict[int, dict[int, tuple[int, int]]] = {}
+    for code, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
+        measured.setdefault(code, {})[idx] = (ft, eqh)
+    return measured
+
+
 def _entry(value, rule, cite, reading, inputs=None, parameters=None, depends_on=()) -> dict:
     """One figure of the explanation (B1), after its name."""
     return {"value": value, "rule": rule, "cite": cite, "reading": reading,
@@ -262,10 +271,7 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
     rows = pl.concat(frames, how="vertical")
     classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
     per_month = monthly(classified.lazy()).collect()
-    sums = measured_sums(per_month)
-    measured: dict[int, dict[int, tuple[int, int]]] = {}
-    for cid, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
-        measured.setdefault(cid, {})[idx] = (ft, eqh)
+    sums, measured = measured_sums(per_month), measured_months(per_month)
     parts = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
     return [present(p, figures(p, sums.get(i, NO_HOURS)), measured.get(i, {}), parts.get((i,))) for i, p in enumerate(prepared)]
 

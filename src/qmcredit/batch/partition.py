@@ -24,7 +24,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
-from ..core import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_sums, prepare, present
+from ..core import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_months, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
@@ -210,9 +210,7 @@ def decide_partition(
     figs = [figures(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
     claim_rows, ledger_rows = key_figures(chosen, figs)
     if jsonl and decided:
-        measured: dict[int, dict[int, tuple[int, int]]] = {}
-        for code, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
-            measured.setdefault(code, {})[idx] = (ft, eqh)
+        measured = measured_months(per_month)
         lines += [
             (p.claim_id, json.dumps(present(p, f, measured.get(code, {}), None, explain=False).to_dict(explain=False), ensure_ascii=False))
             for p, f, code in zip(chosen, figs, decided)
