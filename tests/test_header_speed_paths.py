@@ -1,9 +1,10 @@
 """The batch reads millions of header fields; its shortcuts must read them exactly as the general
 code does: ``claim._date`` (memoised on its text), ``claim._money`` (plain "1234.56" text) and the
-batch's JSON columns (one decoder for all texts, ``loaders.parse_json``'s words for a problem)."""
+JSON (``jsontext.parse_json``: one decoder for all texts, ``json.loads``'s words for a problem)."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from decimal import Decimal
 
@@ -49,10 +50,28 @@ def test_money_plain_text_examples(text):
     assert repr(_money(text)) == repr(_money(" " + text)) == repr(Decimal(text).quantize(Decimal("0.01")))
 
 
-@pytest.mark.parametrize("text", [
+JSON_TEXTS = [
     None, "", "  ", "[]", "{}", '[{"name": "a", "amount": 1.5, "order": "before"}]', '{"carryforward_periods": 3}',
     '[-0.0, 1E2, 007]', "\ufeff[]", "[1,", '{"a": NaN}', "[1] x", " [ 1.10 ] ", "nul", "{'a': 1}",
-])
+]
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS)
+def test_parse_json_reads_as_json_loads_with_decimals(text):
+    """The one decoder reads a text as ``json.loads`` does, and a bad text gets its words."""
+    if text is None:
+        return
+    try:
+        expected = json.loads(text, parse_float=Decimal, parse_int=Decimal)
+    except json.JSONDecodeError as e:
+        with pytest.raises(ClaimError) as got:
+            parse_json(text)
+        assert [(p.location, p.message) for p in got.value.problems] == [(f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}")]
+        return
+    assert repr(parse_json(text)) == repr(expected)
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS)
 def test_json_columns_read_as_parse_json(text):
     row = {"taxpayer_id": "T", "options": text, "periods": text}
     doc, problems = header_doc(row, None)

@@ -5,7 +5,6 @@ float; every problem is collected and raised together as one ``ClaimError``."""
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain, repeat
@@ -16,25 +15,12 @@ import polars as pl
 from pydantic import ValidationError
 
 from .claim import Claim, ClaimHeader, Employee, problems_from_validation
+from .jsontext import parse_json
 from .payroll import RAW_COLUMNS, REQUIRED_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
 
 TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
-
-
-def _json_number(text: str) -> Decimal:
-    return Decimal(text)
-
-
-def parse_json(text: str | bytes, source: str | None = None) -> Any:
-    """JSON with every number as ``Decimal`` (never a binary float)."""
-    try:
-        return json.loads(text, parse_float=_json_number, parse_int=_json_number)
-    except UnicodeDecodeError as e:
-        raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")], source) from None
-    except json.JSONDecodeError as e:
-        raise ClaimError([Problem(f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}")], source) from None
 
 
 def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str = "payroll") -> pl.DataFrame:

@@ -8,13 +8,12 @@ batch never judges a header field itself.
 
 from __future__ import annotations
 
-import json
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from ..jsontext import parse_json
 from ..payroll import RAW_COLUMNS, Coded
 from ..problems import ClaimError, Problem
 
@@ -47,7 +46,6 @@ _PERIOD_FLAGS = tuple(f for f in PERIOD_FIELDS if f in BOOLEAN_FIELDS)  # after 
 _PERIOD_CELLS = (*_PERIOD_TEXT_FIELDS, *_PERIOD_FLAGS, "other_credits")  # a periods-table row after claim_id, as period_doc reads it
 _TEXT_AT = tuple((f, 1 + _PERIOD_CELLS.index(f)) for f in _PERIOD_TEXT_FIELDS)
 _FLAG_AT = tuple((f, 1 + _PERIOD_CELLS.index(f)) for f in _PERIOD_FLAGS)
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal)  # parse_json's numbers: Decimal, never a float
 
 
 def kind_of(path: Path) -> str:
@@ -95,13 +93,7 @@ def _json(column: str, text: str | None, problems: list[Problem]) -> Any:
     if text is None or text.strip() == "":
         return None
     try:
-        return _DECODER.decode(text)  # parse_json's reading, without a new decoder for each text
-    except json.JSONDecodeError:
-        pass
-    from ..loaders import parse_json  # a bad text's words (loaders imports the claim models: not at the top)
-
-    try:
-        return parse_json(text)  # raises the problem, in parse_json's words
+        return parse_json(text)
     except ClaimError as e:
         problems += [Problem(column, f"{p.location}: {p.message}") for p in e.problems]
         return None
