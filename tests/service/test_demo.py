@@ -30,3 +30,39 @@ def test_serve_is_a_typer_command_with_help():
     assert out.exit_code == 0
     for option in ("--host", "--port", "--database-url", "--seed-examples"):
         assert option in out.output
+
+
+def test_serve_prints_the_sign_in_page_first(tmp_path):
+    """Issue 15: a preparer new to the product finds the pages from what ``make demo`` prints;
+    the first line names the address a browser opens, and that address answers with the sign-in page."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    exe = Path(sys.executable).parent / "qmcredit"
+    env = {**os.environ, "QMCREDIT_DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}"}
+    proc = subprocess.Popen([str(exe), "serve", "--port", str(port), "--no-seed-examples"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/ in a browser" in first
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/", headers={"Accept": "text/html"}, follow_redirects=True, timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the office did not start"
+                time.sleep(0.2)
+        assert page.status_code == 200 and "sign in" in page.text.lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -31,7 +31,8 @@ def serve(
     db = Database(settings.database_url)
     app = create_app(settings, db)
     address = f"http://{host}:{port}"
-    typer.echo(f"qmcredit claims office: {address}/api/v1  (OpenAPI: {address}/openapi.json, docs: {address}/docs)")
+    typer.echo(f"qmcredit claims office: open {address}/ in a browser to sign in (the pages, docs/pages.md)")
+    typer.echo(f"HTTP API: {address}/api/v1  (OpenAPI: {address}/openapi.json, docs: {address}/docs)")
     typer.echo(f"database: {db.engine.url.render_as_string(hide_password=True)}")
     if seed_examples:
         seeded = seed(db)
@@ -39,7 +40,7 @@ def serve(
             typer.echo(f"filed example claim {name}")
         for line in seeded.skipped:
             typer.echo(f"skipped example {line}")
-        typer.echo(f"demo users (password {DEMO_PASSWORD!r}) and their API tokens for this run:")
+        typer.echo(f"demo users (password {DEMO_PASSWORD!r}; sign in at {address}/signin) and their API tokens for this run:")
         for user, token in seeded.tokens.items():
             typer.echo(f"  {user:10s} Authorization: Bearer {token}")
         typer.echo(f"try: curl -H 'Authorization: Bearer {seeded.tokens['examiner']}' {address}/api/v1/claims")
