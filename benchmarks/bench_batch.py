@@ -6,12 +6,15 @@ largest sum of the resident sets of the process and all its children, sampled ev
 
 - batch: the ``qmcredit batch`` command on the Parquet tables, as a user runs it (defaults: one
   worker process per core);
-- floor: one DuckDB SQL query computing only the per-claim monthly full-time and equivalent counts
-  and the three averages (P2-P5 with W1-W3 read off the claims table), written to Parquet;
+- floors: the two measurement-only floors of ``../shared/bench`` (DuckDB and polars, written
+  independently of the project: P1-P5 averages per claim and period, exact, honouring the options
+  that change them), run as their README says, interleaved with the batch in each round; the
+  fastest floor of each round is the one compared, and its averages are checked to equal the
+  batch's ``average_*`` columns exactly (numerators over 1,680,000,000,000);
 - single: ``qmcredit.decide`` claim by claim (load the claim, decide it) on a random sample of
   claims, timed per claim and extrapolated to all claims (reading the tables is not counted).
 
-    python benchmarks/bench_batch.py 1e6 1e7 [1.5e8] [--sample 200]
+    python benchmarks/bench_batch.py 1e6 1e7 [1.5e8] [--sample 200] [--rounds 3] [--floors ../shared/bench]
 """
 
 from __future__ import annotations
@@ -30,32 +33,6 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 ROWS_PER_CLAIM = 461  # mean payroll rows per generated claim (seed 1, measured on 4,000 claims)
 
-FLOOR_SQL = """
-COPY (
-WITH c AS (
-  SELECT claim_id, year(d) * 12 + month(d) - 1 + 1 - 12 AS base_idx
-  FROM (SELECT claim_id, TRY_CAST(operations_began AS DATE) AS d FROM read_parquet('{claims}')) WHERE d IS NOT NULL
-), p AS (
-  SELECT claim_id, employee_id,
-         TRY_CAST(substr(month, 1, 4) AS INTEGER) * 12 + TRY_CAST(substr(month, 6, 2) AS INTEGER) - 1 AS idx,
-         TRY_CAST(hours AS DECIMAL(18, 6)) AS h,
-         ownership_interest = 'false' AND owner_relation IS NULL AS emp, basis = 'permanent' AS perm
-  FROM read_parquet('{payroll}')
-), j AS (
-  SELECT p.*, (idx - base_idx) // 12 AS period FROM p JOIN c USING (claim_id)
-  WHERE idx >= base_idx AND idx < base_idx + 36 AND h IS NOT NULL
-), e AS (
-  SELECT claim_id, idx, period, h, emp AND perm AND h >= 140 AS ft,
-         sum(CASE WHEN emp AND h * 12 >= 20 * 52 THEN 1 ELSE 0 END) OVER (PARTITION BY claim_id, employee_id, period) AS n20, emp
-  FROM j
-), m AS (
-  SELECT claim_id, period, idx, sum(ft::INTEGER) AS ft, sum(CASE WHEN emp AND n20 >= 3 AND NOT ft THEN h ELSE 0 END) AS eqh
-  FROM e GROUP BY ALL
-)
-SELECT claim_id, period, (sum(ft) + sum(eqh) / 140) / 12 AS average FROM m GROUP BY ALL
-) TO '{out}' (FORMAT parquet)
-"""
-
 BATCH = """
 import sys
 from qmcredit.cli import main
@@ -64,10 +41,9 @@ sys.argv = ["qmcredit", "batch", d + "/claims.parquet", d + "/payroll.parquet", 
 main()
 """
 
-FLOOR = """
-import duckdb
-duckdb.sql({sql!r})
-"""
+#: the measurement floors written independently of the project (../shared/bench, with its README):
+#: P1-P5 averages per claim and period, exact, honouring year_one_start and part_time_excludes_temporary
+FLOORS = {"duckdb": "floor_duckdb.py", "polars": "floor_polars.py"}
 
 SINGLE = """
 import json, random, time
@@ -99,10 +75,12 @@ print("PERCLAIM", spent / len(ids), table.height)
 """
 
 
-def measure(code: str) -> dict:
-    """Run ``code`` in a fresh interpreter: wall seconds, peak memory (MB) of its process tree, stdout."""
+def measure(code: str | None = None, argv: list[str] | None = None) -> dict:
+    """Run ``code`` (or the script ``argv``) in a fresh interpreter: wall seconds, peak memory (MB)
+    of its process tree, stdout."""
     t = time.perf_counter()
-    proc = psutil.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [sys.executable, "-c", code] if argv is None else [sys.executable, *argv]
+    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
     while proc.poll() is None:
         try:
@@ -129,23 +107,52 @@ def ensure_data(rows: int) -> Path:
     return d
 
 
-def bench(rows: int, sample: int) -> dict:
+def agreement(batch_out: Path, floor_out: Path) -> int:
+    """Claim-periods whose floor average differs from the batch's: the floor's exact numerator over
+    1,680,000,000,000 (12 months x 140 hours x 10^9) written as the batch writes a position figure
+    (``money.exact_decimal``) must be the batch's text. 0 when they agree everywhere."""
+    from fractions import Fraction
+
+    import polars as pl
+
+    from qmcredit.money import exact_decimal
+
+    names = ("average_base", "average_year_one", "average_year_two")
+    batch = pl.read_parquet(batch_out / "claims.parquet", columns=["claim_id", *names])
+    floor = {(c, p): n for c, p, n in pl.read_parquet(floor_out, columns=["claim_id", "period", "avg_num"]).iter_rows()}
+    wrong = 0
+    for claim_id, *averages in batch.iter_rows():
+        for period, text in enumerate(averages):
+            if text is not None and exact_decimal(Fraction(int(floor.get((claim_id, period), 0)), 1_680_000_000_000)) != text:
+                wrong += 1
+    return wrong
+
+
+def bench(rows: int, sample: int, rounds: int, floors: Path) -> dict:
     d = ensure_data(rows)
     out = DATA / f"out-{rows}"
-    batch = measure(BATCH.format(data=str(d), out=str(out)))
-    summary = json.loads(batch["stdout"])
+    runs = {"batch": [], **{k: [] for k in FLOORS}}
+    for _ in range(rounds):  # interleaved: the machine's drift falls on every contender alike
+        runs["batch"].append(measure(BATCH.format(data=str(d), out=str(out))))
+        for name, script in FLOORS.items():
+            runs[name].append(measure(argv=[str(floors / script), str(d / "claims.parquet"), str(d / "payroll.parquet"), str(DATA / f"floor-{name}-{rows}.parquet")]))
+    summary = json.loads(runs["batch"][-1]["stdout"])
     claims, actual_rows = summary["claims"], summary["rows"]
-    floor = measure(FLOOR.format(sql=FLOOR_SQL.format(claims=d / "claims.parquet", payroll=d / "payroll.parquet", out=DATA / f"floor-{rows}.parquet")))
+    best = {k: min(r["wall_s"] for r in v) for k, v in runs.items()}
+    peak = {k: max(r["peak_mb"] for r in v) for k, v in runs.items()}
+    fastest = min(FLOORS, key=best.get)
     single = measure(SINGLE.format(data=str(d), sample=sample))
     per_claim = float(single["stdout"].split("PERCLAIM")[1].split()[0])
     single_total = per_claim * claims
     return {
-        "rows": actual_rows, "claims": claims,
-        "batch_s": batch["wall_s"], "batch_peak_mb": batch["peak_mb"],
-        "floor_s": floor["wall_s"], "floor_peak_mb": floor["peak_mb"],
+        "rows": actual_rows, "claims": claims, "rounds": rounds,
+        "batch_s": best["batch"], "batch_peak_mb": peak["batch"],
+        **{f"floor_{k}_s": best[k] for k in FLOORS}, **{f"floor_{k}_peak_mb": peak[k] for k in FLOORS},
+        "fastest_floor": fastest,
+        "floor_disagreements": {k: agreement(out, DATA / f"floor-{k}-{rows}.parquet") for k in FLOORS},
         "single_per_claim_ms": round(per_claim * 1000, 2), "single_est_s": round(single_total, 1),
-        "batch_over_floor": round(batch["wall_s"] / floor["wall_s"], 2),
-        "single_over_batch": round(single_total / batch["wall_s"], 1),
+        "batch_over_fastest_floor": round(best["batch"] / best[fastest], 2),
+        "single_over_batch": round(single_total / best["batch"], 1),
     }
 
 
@@ -153,6 +160,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sizes", nargs="+", type=float, help="employee-month rows, e.g. 1e6 1e7 1.5e8")
     ap.add_argument("--sample", type=int, default=200, help="claims timed one by one for the claim-by-claim estimate")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the batch and each floor; the best of each is compared")
+    ap.add_argument("--floors", type=Path, default=HERE.parent.parent / "shared" / "bench", help="folder of the independent floors (floor_duckdb.py, floor_polars.py)")
     args = ap.parse_args()
     # qmcredit's bytecode, as `pip install` leaves it (DuckDB's and polars' are there already): an
     # editable install under PYTHONDONTWRITEBYTECODE recompiles the package in every process.
@@ -160,7 +169,7 @@ def main() -> None:
 
     compileall.compile_dir(Path(qmcredit.__file__).parent, quiet=1)
     for size in args.sizes:
-        print(json.dumps(bench(int(size), args.sample)), flush=True)
+        print(json.dumps(bench(int(size), args.sample, args.rounds, args.floors)), flush=True)
 
 
 if __name__ == "__main__":
