@@ -137,7 +137,8 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
             mts.append(None)
             continue
         try:
-            mts.append(limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m))
+            mts.append(limits.minimum_tax(tp.tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
+                                          p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum))
         except limits.MinimumTaxUnknown as e:
             raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
     check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w.year_one.first_month)
