@@ -108,7 +108,8 @@ def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
     # P4 (e): equivalents = hours of part-time positions in months they are not full-time.
     equivalent = pl.col("period").is_not_null() & part_time_position & ~pl.col("full_time")
     # P4a (option equivalent_hours_cap): an employee-month counts at most the cap's hours (null: not capped).
-    counted = pl.when(equivalent).then(pl.min_horizontal(pl.col("hours"), pl.col("eq_cap"))).otherwise(0)
+    cap = pl.col("eq_cap")
+    counted = pl.when(~equivalent).then(0).when(cap.is_not_null() & (pl.col("hours") > cap)).then(cap).otherwise(pl.col("hours"))
     status = (
         pl.when(pl.col("period").is_null()).then(pl.lit("outside_periods"))
         .when(owner).then(pl.lit("owner"))
