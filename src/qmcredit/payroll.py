@@ -1,4 +1,4 @@
-"""The payroll table: one row per employee and calendar month (FORMAT.md, "The payroll table").
+"""The payroll table: one row per employee and calendar month (docs/format.md, "The payroll table").
 
 ``normalize`` turns raw columns (text or numbers, as read from JSON, CSV, Parquet or Excel) into
 typed, exact columns and a ``problem`` column naming what is wrong with each bad row (its
@@ -433,7 +433,7 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
 
 
 def _message() -> pl.Expr:
-    """The words of each problem (FORMAT.md: the location, what is wrong, what to do)."""
+    """The words of each problem (docs/format.md: the location, what is wrong, what to do)."""
     q = lambda e: pl.format("'{}'", e.fill_null(""))  # noqa: E731
     hours, month = _hours_text(pl.col("_raw_hours")), pl.col("month")
     messages = {
