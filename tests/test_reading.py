@@ -239,3 +239,15 @@ def test_service_post_reads_json_integer_options(tmp_path):
                                    headers={**office.auth("preparer"), "content-type": "application/json"})
             assert r.status_code == 422 and r.json()["problems"][0]["location"] == "options.carryforward_periods"
         office.db.dispose()
+
+
+def test_null_for_every_optional_header_field_is_not_given():
+    doc = json.loads(text())
+    doc["taxpayer"].update(name=None, uez_benefit=None, earlier_credit_period_start=None)
+    doc["location"].update(address=None, operations_source=None)
+    doc["employees"][0].update(ownership_interest=None, owner_relation=None, basis=None, name=None)
+    doc.update(format=None, as_of=None)
+    doc["periods"][0].update(other_credits=None, nj_gross_receipts=None)
+    assert decided(json.dumps(doc)) == decided(text())
+    doc["taxpayer"]["id"] = None
+    assert refused(json.dumps(doc)) == [("taxpayer.id", "is required but missing")]

@@ -19,7 +19,7 @@ import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .law import limits
-from .law.options import Options, strict_flag, whole_number  # noqa: F401  (whole_number: the one reader of whole numbers)
+from .law.options import Options, strict_flag
 from .law.returns import period_length_problem
 from .problems import Problem
 
@@ -112,11 +112,6 @@ def _year_month(v: Any) -> str | None:
     return v.strip()
 
 
-def _flag(v: Any) -> bool:
-    """An optional flag: true or false; null is "not given" (false)."""
-    return False if v is None else strict_flag(v)
-
-
 def _word(v: Any) -> Any:
     """Enumerated words are matched without regard to case or surrounding spaces ("CBT" is cbt)."""
     return v.strip().lower() if isinstance(v, str) else v
@@ -125,11 +120,19 @@ def _word(v: Any) -> Any:
 Money = Annotated[Decimal, BeforeValidator(_money)]
 Day = Annotated[date, BeforeValidator(_date)]
 YearMonth = Annotated[str | None, BeforeValidator(_year_month)]
-Flag = Annotated[bool, BeforeValidator(_flag)]
+Flag = Annotated[bool, BeforeValidator(strict_flag)]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        """A field written as null is not given: its default applies (a required one is missing)."""
+        if isinstance(data, dict) and None in data.values():
+            return {k: v for k, v in data.items() if v is not None}
+        return data
 
 
 class Taxpayer(_Model):
@@ -201,7 +204,7 @@ class Employee(_Model):
     id: str = Field(min_length=1)
     ownership_interest: Flag = False
     owner_relation: Annotated[Literal["spouse", "dependant", "ancestor", "descendant"] | None, BeforeValidator(_word)] = None
-    basis: Annotated[Literal["permanent", "temporary", "seasonal"], BeforeValidator(lambda v: "permanent" if v is None else _word(v))] = "permanent"
+    basis: Annotated[Literal["permanent", "temporary", "seasonal"], BeforeValidator(_word)] = "permanent"
     hours: dict[str, Any] = Field(default_factory=dict)
     name: str | None = None
 
@@ -283,13 +286,13 @@ def _period_problems(i: int, tax: Any, s_group: Any, p: dict) -> list[Problem]:
     why = period_length_problem(start, end)
     if why:
         found.append(Problem(f"{at}.end", why))
-    s_corp = _lenient(p, "s_corporation", _flag, False)
+    s_corp = _lenient(p, "s_corporation", strict_flag, False)
     ama = _lenient(p, "alternative_minimum_assessment", _money)
     if isinstance(tax, str) and s_corp is not _BAD and ama is not _BAD:
         why = limits.ama_problem(tax, start, s_corp, ama)
         if why:
             found.append(Problem(f"{at}.alternative_minimum_assessment", why))
-    flag, payroll = _lenient(p, "group_payroll_5m", _flag), _lenient(p, "group_payroll", _money)
+    flag, payroll = _lenient(p, "group_payroll_5m", strict_flag), _lenient(p, "group_payroll", _money)
     if isinstance(flag, bool) and isinstance(payroll, Decimal):
         member, _ = limits.group_payroll_test(start, end, False, payroll)
         if member != flag:
@@ -297,7 +300,7 @@ def _period_problems(i: int, tax: Any, s_group: Any, p: dict) -> list[Problem]:
                                  f"{'' if member else 'not '}a $5,000,000-payroll group (L2c); give one of them"))
     if tax == "cbt" and s_group in ("reduced", "full"):
         values = [_lenient(p, k, _money) for k in ("minimum_tax", "nj_gross_receipts", "group_payroll")]
-        flags = [_lenient(p, k, _flag, False) for k in ("s_corporation", "group_payroll_5m", "combined_group_member")]
+        flags = [_lenient(p, k, strict_flag, False) for k in ("s_corporation", "group_payroll_5m", "combined_group_member")]
         if _BAD not in values and _BAD not in flags:
             try:
                 limits.minimum_tax(tax, start, end, values[0], values[1], flags[0], flags[1], values[2], flags[2], s_group)

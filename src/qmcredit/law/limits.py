@@ -43,7 +43,7 @@ def group_payroll_test(start: date, end: date, group_payroll_5m: bool, group_pay
     than $416,667 per month touched, Form 313-A), else ``group_payroll_5m``. Returns the answer
     and the reading (None when not a member)."""
     p = minimum_tax_parameters()
-    sched = p.schedules[-1]
+    sched = p.schedule_for(start.year) or p.schedules[0]
     if group_payroll is None:
         return group_payroll_5m, "group_payroll_5m given" if group_payroll_5m else None
     n = months_touched(start, end)
