@@ -84,7 +84,7 @@ def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataF
         claim_rows.append((
             p.claim_id, p.header.taxpayer.id, p.eligible, ",".join(k.rule for k in p.checks if not k.passed) or None,
             f.den, *f.averages, *f.new, *f.credit, *ratio, f.refund if totals else None, f.carried_forward if totals else None,
-            p.cut is not None and p.cut < p.windows.first_month + 36,
+            p.cut is not None and p.cut < p.windows.first_month + 36 or f.pending_from is not None,  # as_of, or V2
         ))
         ledger_rows += [
             (p.claim_id, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward)
