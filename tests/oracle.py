@@ -1,6 +1,8 @@
 """An independent reading of RULES.md, written apart from the engine, in plain loops over the
 claim document (no polars, no qmcredit imports). The engine must agree with it on generated claims.
-Minimum tax must be given in the documents it reads (the schedule is tested separately)."""
+The minimum tax is given or derived by L2c from the schedule of N.J.A.C. 18:7-3.4 as RULES.md states
+it (privilege periods beginning in 2002 and after). V2: without credit year one's period, the ledger
+is undecided (None)."""
 
 from __future__ import annotations
 
@@ -34,6 +36,35 @@ def _last_day(idx: int) -> date:
     return date.fromordinal(date(y, m + 1, 1).toordinal() - 1)
 
 
+def _num(v) -> Decimal:
+    return Decimal(str(v).replace(",", ""))
+
+
+def _minimum_tax(p: dict, o: dict) -> Decimal:
+    """L2c, read from RULES.md: schedule by receipts; $2,000 for a $5M-payroll group (a period
+    touching fewer than 12 months: more than $416,667 a month touched) or a combined group
+    (periods ending from 2019-07-31); S corporations at 75% from 2012, the group minimum too
+    unless s_corporation_group_minimum = "full"."""
+    if "minimum_tax" in p:
+        return _num(p["minimum_tax"])
+    s, e = date.fromisoformat(p["start"]), date.fromisoformat(p["end"])
+    touched = (e.year - s.year) * 12 + e.month - s.month + 1
+    if "group_payroll" in p:
+        gp = _num(p["group_payroll"])
+        member = gp > 416667 * touched if touched < 12 else gp >= 5000000
+    else:
+        member = bool(p.get("group_payroll_5m"))
+    group = member or (bool(p.get("combined_group_member")) and e >= date(2019, 7, 31))
+    if group:
+        amount = Decimal(2000)
+    else:
+        r = _num(p["nj_gross_receipts"])
+        amount = Decimal(500 if r < 100000 else 750 if r < 250000 else 1000 if r < 500000 else 1500 if r < 1000000 else 2000)
+    if p.get("s_corporation") and s.year >= 2012 and not (group and o.get("s_corporation_group_minimum") == "full"):
+        amount = amount * Decimal("0.75")
+    return amount
+
+
 def oracle(doc: dict) -> dict:
     o = doc.get("options", {})
     tp, loc = doc["taxpayer"], doc["location"]
@@ -57,7 +88,8 @@ def oracle(doc: dict) -> dict:
                 if perm and h >= 140:
                     ft_count[m - base] += 1
                 elif qualifying >= 3 and may:
-                    pt_hours[m - base] += h
+                    cap = o.get("equivalent_hours_cap")  # P4a
+                    pt_hours[m - base] += h if cap is None else min(h, Fraction(str(cap)))
     avg = [sum(ft_count[i] + pt_hours[i] / 140 for i in range(12 * k, 12 * k + 12)) / 12 for k in range(3)]
     new = [max(avg[k] - avg[0], Fraction(0)) for k in (1, 2)]
     if o.get("whole_positions"):
@@ -72,17 +104,20 @@ def oracle(doc: dict) -> dict:
     ratio = min(new[1] / new[0], Fraction(1)) if new[0] > 0 else Fraction(0)
     ends = [_last_day(y1 + 11), _last_day(y1 + 23)]
     cf = o.get("carryforward_periods", 5)
+    cf = 5 if cf == "form_313" else None if cf is None else int(cf)
     lots = []  # [origin, allowed_in, remaining]
     out_periods = []
+    floors = []
     refund_total = Decimal(0)
     for i, p in enumerate(doc["periods"]):
         L = Decimal(str(p["liability"]))
         before = sum((Decimal(str(c["amount"])) for c in p.get("other_credits", []) if c["order"] == "before"), Decimal(0))
         limited = tp["tax"] == "cbt" or (tp["tax"] == "insurance_premiums" and o.get("insurer_limits") == "cbt")
+        floor = None
         if tp["tax"] not in ("cbt", "insurance_premiums"):
             room = Decimal("0.00")
         elif limited:
-            floor = max(Decimal(str(p.get("minimum_tax", 0))), Decimal(str(p.get("alternative_minimum_assessment", 0))))
+            floor = max(_minimum_tax(p, o) if tp["tax"] == "cbt" else _num(p.get("minimum_tax", 0)), _num(p.get("alternative_minimum_assessment", 0)))
             room = _floor(max(min(L * Decimal("0.5"), L - floor) - before, Decimal(0)))
         else:
             room = _floor(max(L - before, Decimal(0)))
@@ -113,11 +148,18 @@ def oracle(doc: dict) -> dict:
                 lot[2] = Decimal(0)
         lots = [lot for lot in lots if lot[2] > 0]
         refund_total += refund
+        floors.append(floor if limited and tp["tax"] in ("cbt", "insurance_premiums") else None)
         out_periods.append({
             "allowed": allowed, "room": room, "applied": applied, "refund": refund, "forfeited": forfeited,
             "carried_forward": sum((lot[2] for lot in lots), Decimal(0)),
         })
+    carried = sum((lot[2] for lot in lots), Decimal(0))
+    spans = [(date.fromisoformat(p["start"]), date.fromisoformat(p["end"])) for p in doc["periods"]]
+    if credit[0] != 0 and not any(s <= ends[0] <= e for s, e in spans) and any(s <= ends[1] <= e for s, e in spans):
+        # V2: year one's period is not given, year two's is: the year-one balance is unknown
+        out_periods = [{k: (v if k == "room" else None) for k, v in p.items()} for p in out_periods]
+        refund_total = carried = None
     return {
         "eligible": eligible, "averages": avg, "new": new, "credit": credit, "ratio": ratio,
-        "periods": out_periods, "refund": refund_total, "carried_forward": sum((lot[2] for lot in lots), Decimal(0)),
+        "periods": out_periods, "refund": refund_total, "carried_forward": carried, "floors": floors,
     }

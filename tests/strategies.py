@@ -3,6 +3,8 @@ on a credit year's last day, binding limits, refunds, forfeitures, every option)
 
 from __future__ import annotations
 
+import json
+import re
 from decimal import Decimal
 
 from hypothesis import strategies as st
@@ -48,15 +50,32 @@ def claims(draw):
     fy = draw(st.integers(1, 12))
     start_year = year - draw(st.integers(0, 1))
     periods = []
+    short = draw(st.sampled_from([0] * 4 + [1, 5, 11]))  # months the first period lacks: a short first return (L2c)
     for k in range(draw(st.integers(1, 9))):
         sy, sm = start_year + k, fy
         ey, em = (sy, sm + 11) if sm == 1 else (sy + 1, sm - 1)
+        if k == 0 and short:
+            sy, sm = divmod(sy * 12 + sm - 1 + short, 12)
+            sm += 1
         end_day = {1: 31, 2: 29 if ey % 4 == 0 else 28, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}[em]
         liability = draw(money_value)
-        p = {"start": f"{sy:04d}-{sm:02d}-01", "end": f"{ey:04d}-{em:02d}-{end_day:02d}", "liability": str(liability),
-             "minimum_tax": draw(st.sampled_from(["0.00", "500.00", "2000.00", "1125.00"]))}
-        if draw(st.integers(0, 4)) == 0:
-            p["alternative_minimum_assessment"] = str(draw(money_value))
+        p = {"start": f"{sy:04d}-{sm:02d}-01", "end": f"{ey:04d}-{em:02d}-{end_day:02d}", "liability": str(liability)}
+        if tax == "cbt" and draw(st.integers(0, 2)) == 0:  # L2c: the minimum tax derived, in every form a user writes its inputs
+            p["nj_gross_receipts"] = draw(st.sampled_from(["0", "99999.99", "100000", "250000.00", "499999", "500000", "1000000", "1,500,000.00", Decimal("2000000")]))
+            if draw(st.booleans()):
+                p["s_corporation"] = draw(st.booleans())
+            which = draw(st.integers(0, 3))
+            if which == 1:
+                p["group_payroll_5m"] = draw(st.sampled_from([True, False, None]))
+            elif which == 2:
+                p["group_payroll"] = draw(st.sampled_from(["4999999.99", "5000000", Decimal("5000000.00"), "416667", "416667.01", "833335", "2500000", "4583337.01"]))
+            if draw(st.integers(0, 2)) == 0:
+                p["combined_group_member"] = draw(st.booleans())
+        else:
+            p["minimum_tax"] = draw(st.sampled_from(["0.00", "500.00", "2000.00", "1125.00", Decimal("750")]))
+        if draw(st.integers(0, 4)) == 0:  # L2b: a non-zero AMA only for CBT periods beginning 2002-2006, never an S corporation's
+            ama_ok = tax == "cbt" and 2002 <= sy <= 2006 and not p.get("s_corporation")
+            p["alternative_minimum_assessment"] = str(draw(money_value)) if ama_ok else draw(st.sampled_from(["0.00", "0", Decimal(0)]))
         oc = []
         for j in range(draw(st.integers(0, 2))):
             oc.append({"name": f"other {j}", "amount": str(draw(st.decimals(0, 8000, places=2))), "order": draw(st.sampled_from(["before", "after"]))})
@@ -70,7 +89,9 @@ def claims(draw):
             "part_time_excludes_temporary": st.booleans(),
             "whole_positions": st.booleans(),
             "insurer_limits": st.sampled_from(["none", "cbt"]),
-            "carryforward_periods": st.sampled_from([None, 0, 1, 2, 5]),
+            "carryforward_periods": st.sampled_from([None, 0, 1, 2, 5, Decimal(3), "4", "form_313"]),
+            "equivalent_hours_cap": st.sampled_from([None, 140, Decimal(140), "140", 100]),
+            "s_corporation_group_minimum": st.sampled_from(["reduced", "full"]),
             "refund": st.booleans(),
         }))
     return {
@@ -84,6 +105,18 @@ def claims(draw):
         "periods": periods,
         "options": options,
     }
+
+
+def json_text(doc) -> str:
+    """A generated document as the JSON text a user writes: a ``Decimal`` as a JSON number (``3``,
+    ``5000000.00``), never a string."""
+    def mark(v):
+        if isinstance(v, dict):
+            return {k: mark(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mark(x) for x in v]
+        return f"\x00{v}\x00" if isinstance(v, Decimal) else v
+    return re.sub(r'"\\u0000(.*?)\\u0000"', r"\1", json.dumps(mark(doc)))
 
 
 def decimalize(doc):

@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 import qmcredit
 
 from .oracle import oracle
-from .strategies import claims
+from .strategies import claims, json_text
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def decide(doc):
-    return qmcredit.decide(qmcredit.claim_from_dict(doc))
+    """Through the JSON text a user writes (numbers as JSON numbers where generated so)."""
+    return qmcredit.decide(qmcredit.claim_from_json(json_text(doc)))
 
 
 @SETTINGS
@@ -35,20 +36,24 @@ def test_engine_agrees_with_independent_reading(doc):
     assert [det.new_positions["year_one"], det.new_positions["year_two"]] == want["new"]
     assert [Decimal(d["credit"]["year_one"]), Decimal(d["credit"]["year_two"])] == want["credit"]
     assert det.sustained_effort_ratio == want["ratio"]
+    dec = lambda v: None if v is None else Decimal(v)  # noqa: E731  (None: pending, V2)
     for got, exp in zip(d["periods"], want["periods"]):
         for k, v in exp.items():
-            assert Decimal(got[k]) == v, (k, got, exp)
-    assert Decimal(d["refund"]) == want["refund"]
-    assert Decimal(d["carried_forward"]) == want["carried_forward"]
+            assert dec(got[k]) == v, (k, got, exp)
+    assert dec(d["refund"]) == want["refund"]
+    assert dec(d["carried_forward"]) == want["carried_forward"]
 
 
 @SETTINGS
 @given(claims())
 def test_invariants(doc):
     d = decide(doc).to_dict(explain=False)
+    if d["refund"] is None:  # V2: the ledger is pending (tested against the oracle above)
+        return
     tax = doc["taxpayer"]["tax"]
     limited = tax == "cbt" or (tax == "insurance_premiums" and doc["options"].get("insurer_limits") == "cbt")
-    for p, src in zip(d["periods"], doc["periods"]):
+    floors = oracle(doc)["floors"]
+    for p, src, floor in zip(d["periods"], doc["periods"], floors):
         room, applied = Decimal(p["room"]), Decimal(p["applied"])
         liability = Decimal(src["liability"])
         before = sum((Decimal(c["amount"]) for c in src.get("other_credits", []) if c["order"] == "before"), Decimal(0))
@@ -56,7 +61,6 @@ def test_invariants(doc):
         if limited:
             assert room <= liability * Decimal("0.5")
             if applied > 0:
-                floor = max(Decimal(src["minimum_tax"]), Decimal(src.get("alternative_minimum_assessment", "0")))
                 assert liability - before - applied >= floor
                 assert before + applied <= liability * Decimal("0.5")
     allowed = sum(Decimal(p["allowed"]) for p in d["periods"])

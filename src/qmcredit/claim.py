@@ -1,4 +1,4 @@
-"""The validated claim of FORMAT.md (``qmcredit.claim/1``): a header and a payroll table.
+"""The validated claim of docs/format.md (``qmcredit.claim/1``): a header and a payroll table.
 
 The header (taxpayer, location, periods, options) is a frozen pydantic model. The payroll is a
 polars table, one row per employee and month, normalised and checked by ``qmcredit.payroll``, the
@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal
 import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .law.options import Options
+from .law import limits
+from .law.options import Options, strict_flag
+from .law.returns import period_length_problem
 from .problems import Problem
 
 FORMAT = "qmcredit.claim/1"
@@ -32,6 +34,22 @@ _MONEY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 
 _PLAIN_MONEY = re.compile(r"^\d{1,%d}(\.\d{0,2})?$" % MONEY_DIGITS)  # "1234.56": nothing to strip or check further
 _CENT = Decimal("0.01")
+#: The number-reading rule (docs/format.md): the point is the decimal point; a comma is read only as
+#: a thousands separator, in groups of exactly three digits before any point ("1,234.5"). Any
+#: other comma ("1,60", "1.234,5", "1,2345") could be read two ways and is refused with both.
+THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+
+
+def readings(text: str) -> tuple[str, str]:
+    """A number's text read with the comma as the decimal point (points as thousands
+    separators), and with the comma as a thousands separator."""
+    return text.replace(".", "").replace(",", "."), text.replace(",", "")
+
+
+def two_readings(text: str) -> str:
+    """The two readings of a number whose comma is not a thousands separator (for the message)."""
+    as_decimal, as_thousands = readings(text)
+    return f"it could be read as {as_decimal} (comma as the decimal point) or as {as_thousands} (comma as a thousands separator)"
 
 
 def _money(v: Any) -> Decimal:
@@ -44,9 +62,15 @@ def _money(v: Any) -> Decimal:
         raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
     if isinstance(v, float):
         raise ValueError(f"got the binary float {v!r}; give money as a decimal string like \"1234.56\"")
-    text = str(v).strip().replace(",", "") if isinstance(v, str) else None
+    text = str(v).strip() if isinstance(v, str) else None
     if text is not None and text.startswith("$"):
         text = text[1:]
+    if text is not None and "," in text:
+        if not THOUSANDS.match(text):
+            if all(_MONEY.match(r) for r in readings(text)):
+                raise ValueError(f"{v!r} is ambiguous: {two_readings(text)}; write it with a point for the cents and no other separator, e.g. \"1234.56\"")
+            raise ValueError(f"expected an amount like \"1234.56\", got {v!r}")
+        text = text.replace(",", "")
     try:
         d = Decimal(text) if text is not None else Decimal(v)
     except (InvalidOperation, TypeError, ValueError):
@@ -88,12 +112,6 @@ def _year_month(v: Any) -> str | None:
     return v.strip()
 
 
-def _strict_bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    raise ValueError(f"expected true or false, got {v!r}")
-
-
 def _word(v: Any) -> Any:
     """Enumerated words are matched without regard to case or surrounding spaces ("CBT" is cbt)."""
     return v.strip().lower() if isinstance(v, str) else v
@@ -102,11 +120,19 @@ def _word(v: Any) -> Any:
 Money = Annotated[Decimal, BeforeValidator(_money)]
 Day = Annotated[date, BeforeValidator(_date)]
 YearMonth = Annotated[str | None, BeforeValidator(_year_month)]
-Flag = Annotated[bool, BeforeValidator(_strict_bool)]
+Flag = Annotated[bool, BeforeValidator(strict_flag)]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        """A field written as null is not given: its default applies (a required one is missing)."""
+        if isinstance(data, dict) and None in data.values():
+            return {k: v for k, v in data.items() if v is not None}
+        return data
 
 
 class Taxpayer(_Model):
@@ -146,6 +172,8 @@ class Period(_Model):
     nj_gross_receipts: Money | None = None
     s_corporation: Flag = False
     group_payroll_5m: Flag = False
+    group_payroll: Money | None = None
+    combined_group_member: Flag = False
     other_credits: tuple[OtherCredit, ...] = ()
 
     @model_validator(mode="after")
@@ -170,23 +198,6 @@ class ClaimHeader(_Model):
     options: Options = Options()
     as_of: Day | None = None
     payroll: str | None = None
-
-    @field_validator("periods")
-    @classmethod
-    def _consecutive(cls, periods: tuple[Period, ...]) -> tuple[Period, ...]:
-        for i in range(1, len(periods)):
-            prev, cur = periods[i - 1], periods[i]
-            if cur.start <= prev.end:
-                raise ValueError(
-                    f"periods[{i}] ({cur.label}) overlaps or comes before periods[{i - 1}] ({prev.label}); "
-                    "list the returns in date order without overlaps"
-                )
-            if (cur.start - prev.end).days != 1:
-                raise ValueError(
-                    f"periods[{i}] starts {cur.start} but periods[{i - 1}] ends {prev.end}; the returns must be "
-                    "consecutive (carryforward counts periods, L5): add the missing period"
-                )
-        return periods
 
 
 class Employee(_Model):
@@ -238,7 +249,7 @@ def problems_from_validation(err: ValidationError, prefix: str = "") -> list[Pro
             if msg.startswith(junk):
                 msg = msg[len(junk):]
         if e["type"] == "extra_forbidden":
-            msg = f"unknown field {loc[-1]!r}; see FORMAT.md for the fields of this object"
+            msg = f"unknown field {loc[-1]!r}; see docs/format.md for the fields of this object"
         elif e["type"] == "missing":
             msg = "is required but missing"
         elif e["type"] == "literal_error":
@@ -248,3 +259,91 @@ def problems_from_validation(err: ValidationError, prefix: str = "") -> list[Pro
         where = location_of(loc)
         out.append(Problem(f"{prefix}{where}" if prefix else where, msg))
     return out
+
+
+_BAD = object()  # a value its own validation refuses (reported there): the checks that need it are skipped
+
+
+def _lenient(obj: Any, key: str, parse, default: Any = None) -> Any:
+    """``obj[key]`` read by the field's own parser; ``default`` when absent or null, ``_BAD``
+    when unreadable."""
+    if not isinstance(obj, dict) or obj.get(key) is None:
+        return default
+    try:
+        return parse(obj[key])
+    except (ValueError, TypeError):
+        return _BAD
+
+
+def _period_problems(i: int, tax: Any, s_group: Any, p: dict) -> list[Problem]:
+    """The checks of one period across its fields: V1 (length), L2b (AMA), L2c (group payroll
+    against the flag) and L2 (the minimum tax can be read or derived, CBT)."""
+    at = f"periods[{i}]"
+    start, end = _lenient(p, "start", _date), _lenient(p, "end", _date)
+    if not isinstance(start, date) or not isinstance(end, date) or end < start:
+        return []  # the dates' own problems are reported by validation
+    found = []
+    why = period_length_problem(start, end)
+    if why:
+        found.append(Problem(f"{at}.end", why))
+    s_corp = _lenient(p, "s_corporation", strict_flag, False)
+    ama = _lenient(p, "alternative_minimum_assessment", _money)
+    if isinstance(tax, str) and s_corp is not _BAD and ama is not _BAD:
+        why = limits.ama_problem(tax, start, s_corp, ama)
+        if why:
+            found.append(Problem(f"{at}.alternative_minimum_assessment", why))
+    flag, payroll = _lenient(p, "group_payroll_5m", strict_flag), _lenient(p, "group_payroll", _money)
+    if isinstance(flag, bool) and isinstance(payroll, Decimal):
+        member, _ = limits.group_payroll_test(start, end, False, payroll)
+        if member != flag:
+            found.append(Problem(f"{at}.group_payroll_5m", f"is {str(flag).lower()} but group_payroll {payroll} says the group is "
+                                 f"{'' if member else 'not '}a $5,000,000-payroll group (L2c); give one of them"))
+    if tax == "cbt" and s_group in ("reduced", "full"):
+        values = [_lenient(p, k, _money) for k in ("minimum_tax", "nj_gross_receipts", "group_payroll")]
+        flags = [_lenient(p, k, strict_flag, False) for k in ("s_corporation", "group_payroll_5m", "combined_group_member")]
+        if _BAD not in values and _BAD not in flags:
+            try:
+                limits.minimum_tax(tax, start, end, values[0], values[1], flags[0], flags[1], values[2], flags[2], s_group)
+            except limits.MinimumTaxUnknown as e:
+                found.append(Problem(f"{at}.minimum_tax", str(e)))
+    return found
+
+
+def header_problems(doc: dict) -> list[Problem]:
+    """The checks of a header across its fields, on every period whose fields can be read, so
+    that they are reported with every other problem of the claim (``validate`` runs every check
+    ``compute`` runs): the periods in date order and consecutive (V1), and each period's
+    ``_period_problems``."""
+    tax = _lenient(doc.get("taxpayer"), "tax", _word)
+    s_group = _lenient(doc.get("options"), "s_corporation_group_minimum", _word, "reduced")
+    periods = doc.get("periods")
+    if not isinstance(periods, list):
+        return []
+    found: list[Problem] = []
+    dates = [(_lenient(p, "start", _date), _lenient(p, "end", _date)) if isinstance(p, dict) else (None, None) for p in periods]
+    for i in range(1, len(dates)):
+        (_, prev_end), (cur, _) = dates[i - 1], dates[i]
+        if not isinstance(prev_end, date) or not isinstance(cur, date):
+            continue
+        if cur <= prev_end:
+            found.append(Problem(f"periods[{i}].start", f"{cur} is not after periods[{i - 1}]'s end {prev_end}; list the returns in date order without overlaps"))
+        elif (cur - prev_end).days != 1:
+            found.append(Problem(f"periods[{i}].start", f"{cur} leaves a gap after periods[{i - 1}]'s end {prev_end}; the returns must be "
+                                 "consecutive (carryforward counts periods, L5, V1): add the missing period"))
+    for i, p in enumerate(periods):
+        if isinstance(p, dict):
+            found += _period_problems(i, tax, s_group, p)
+    return found
+
+
+def validate_header(doc: dict) -> tuple[ClaimHeader | None, list[Problem]]:
+    """A header document validated: the header (None when it has a problem) and every problem,
+    of its fields (pydantic) and across them (``header_problems``)."""
+    found: list[Problem] = []
+    header = None
+    try:
+        header = ClaimHeader.model_validate(doc)
+    except ValidationError as e:
+        found += problems_from_validation(e)
+    found += header_problems(doc)
+    return (header if not found else None), found

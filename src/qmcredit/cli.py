@@ -6,7 +6,6 @@ problem); 2 the command line itself is wrong; 3 an unexpected internal error (re
 
 from __future__ import annotations
 
-import functools
 import gc
 import json
 import sys
@@ -33,23 +32,47 @@ app = typer.Typer(
 )
 
 
-@functools.cache
-def _err() -> Console:
-    """Problems go to stderr through rich, loaded when there is one to report."""
+def _say(line: str) -> None:
+    """One line on stderr, as written: never wrapped (a problem is one ``FILE: LOCATION: MESSAGE``
+    line, whatever the width of a terminal or a pipe)."""
+    sys.stderr.write(line.replace("\n", " ") + "\n")
+
+
+def _console() -> Console:
+    """The worksheet's console: wrapped to a terminal's width; piped or redirected, never cut
+    (rich would otherwise take 80 columns)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    console = Console()
+    return console if console.is_terminal else Console(width=100_000, soft_wrap=True)
 
 
 EXIT_INVALID = 1
 EXIT_INTERNAL = 3
 
-ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (FORMAT.md).", show_default=False)]
+ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (docs/format.md).", show_default=False)]
 
 
 def _report(e: ClaimError, path: Path) -> None:
     for p in e.problems:
-        _err().print(f"{path}: {p.location}: {p.message}", markup=False)
+        _say(f"{path}: {p.location}: {p.message}")
+
+
+def _decided(claims: list) -> list:
+    """Each claim's ``Determination``, or the ``ClaimError`` of a claim that a later stage than
+    loading refuses (so that one claim never takes the others down with it)."""
+    from .core import decide_many
+
+    try:
+        return decide_many(claims)
+    except ClaimError:
+        out = []
+        for c in claims:
+            try:
+                out.append(decide_many([c])[0])
+            except ClaimError as e:
+                out.append(e)
+        return out
 
 
 @app.command()
@@ -59,32 +82,26 @@ def compute(
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
-    from rich.console import Console
-
-    from .core import decide_many
     from .loaders import load_claims
     from .worksheet import print_worksheet
 
     loaded = load_claims(claims)
+    decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)]))
+    results = [item if isinstance(item, ClaimError) else next(decided) for item in loaded]
     failed = False
-    for path, item in zip(claims, loaded):
-        if isinstance(item, ClaimError):
-            _report(item, path)
-            failed = True
-    good = [c for c in loaded if not isinstance(c, ClaimError)]
-    decided = iter(decide_many(good))
     out = sys.stdout
-    console = Console()
-    for path, item in zip(claims, loaded):
-        if isinstance(item, ClaimError):
+    console = None if json_out else _console()
+    for path, claim, det in zip(claims, loaded, results):
+        if isinstance(det, ClaimError):
+            _report(det, path)
+            failed = True
             if json_out:
-                out.write(json.dumps({"claim": str(path), **item.to_dict()}) + "\n")
+                out.write(json.dumps({"claim": str(path), **det.to_dict()}) + "\n")
             continue
-        det = next(decided)
         if json_out:
             out.write(det.to_json(explain=explain) + "\n")
         else:
-            print_worksheet(item, det, console)
+            print_worksheet(claim, det, console)
     out.flush()
     if failed:
         raise typer.Exit(EXIT_INVALID)
@@ -92,14 +109,21 @@ def compute(
 
 @app.command()
 def validate(claims: ClaimPaths) -> None:
-    """Check claims and report every problem at once (exit 1 if any claim is invalid)."""
+    """Check claims and report every problem at once (exit 1 if any claim is invalid): every
+    check ``compute`` runs before it decides (the rules' reading of each header included)."""
+    from .core import prepare
     from .loaders import load_claims
 
     failed = False
     for path, c in zip(claims, load_claims(claims)):
+        if not isinstance(c, ClaimError):
+            try:
+                prepare(c.header, str(path))
+            except ClaimError as e:
+                c = e
         if isinstance(c, ClaimError):
             _report(c, path)
-            _err().print(f"{path}: invalid: {len(c.problems)} problem(s)", markup=False)
+            _say(f"{path}: invalid: {len(c.problems)} problem(s)")
             failed = True
             continue
         n_emp = c.payroll["employee_id"].n_unique()
@@ -115,20 +139,21 @@ def explain(
     rows: Annotated[int, typer.Option(help="How many employee-months to list at the bottom of the trace.", min=0)] = 40,
 ) -> None:
     """Walk one figure back to its rule, parameters, inputs and employee-months (B1)."""
-    from .core import decide_many
     from .explain import figure_names, walk
     from .loaders import load_claim
 
     try:
         c = load_claim(claim)
+        det = _decided([c])[0]
+        if isinstance(det, ClaimError):
+            raise det
     except ClaimError as e:
         _report(e, claim)
         raise typer.Exit(EXIT_INVALID) from None
-    det = decide_many([c])[0]
     try:
         lines = walk(det, figure, rows)
     except KeyError:
-        _err().print(f"{claim}: no figure {figure!r}; figures: {', '.join(figure_names(det))}", markup=False)
+        _say(f"{claim}: no figure {figure!r}; figures: {', '.join(figure_names(det))}")
         raise typer.Exit(EXIT_INVALID) from None
     print("\n".join(lines))
 
@@ -153,15 +178,15 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        _err().print("interrupted")
+        _say("interrupted")
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
     except ClaimError as e:
-        _err().print(f"invalid claim: {e.one_line()}", markup=False)
+        _say(f"invalid claim: {e.one_line()}")
         sys.exit(EXIT_INVALID)
     except Exception as e:  # last resort: a bug, reported on one line rather than as a traceback
-        _err().print(f"qmcredit: internal error: {type(e).__name__}: {e}", markup=False)
+        _say(f"qmcredit: internal error: {type(e).__name__}: {e}")
         sys.exit(EXIT_INTERNAL)
     finally:
         # The process ends now: every object still alive (a batch's tables, the imported

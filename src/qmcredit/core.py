@@ -37,7 +37,7 @@ from .law.parameters import Parameter, parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average_denominator, average_numerator, classify, monthly, period_sums
 from .law.windows import PERIOD_NAMES, Windows, windows, year_one_first_month
 from .money import cents, exact_decimal, from_cents, money
-from .payroll import first_unknown_month
+from .payroll import HOURS_SCALE, first_unknown_month
 from .problems import ClaimError, Problem
 
 YEARS = ("year_one", "year_two")
@@ -64,7 +64,8 @@ def claim_constants(header: ClaimHeader) -> Constants:
     opts = header.options
     w = windows(header.location.operations_began, opts)
     t = Thresholds.at(w.year_one.start)
-    cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns()}
+    cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns(),
+            "eq_cap": None if opts.equivalent_hours_cap is None else opts.equivalent_hours_cap * HOURS_SCALE}  # P4a
     warnings = []
     for name in YEARS:
         par, when = parameter(_AMOUNTS[name]), getattr(w, name).start
@@ -137,7 +138,8 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
             mts.append(None)
             continue
         try:
-            mts.append(limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m))
+            mts.append(limits.minimum_tax(tp.tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
+                                          p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum))
         except limits.MinimumTaxUnknown as e:
             raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
     check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w.year_one.first_month)
@@ -302,6 +304,18 @@ def ledger_of(prep: Prepared, f: Figures) -> L.Ledger:
     return L.Ledger(tuple(periods), from_cents(f.refund), from_cents(f.carried_forward), not_yet, f.pending_from)
 
 
+def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, undecided: list[str]) -> dict | None:
+    """V2: ``pending`` with the period of allowance of credit year one that is missing, when the
+    ledger is undecided for want of it (``ledger.year_one_period_missing``)."""
+    if not L.year_one_period_missing(f.allowed_in, f.credit):
+        return pending
+    ends = prep.windows.year_one.end.isoformat()
+    return {**(pending or {"figures": undecided}), "missing_periods": [
+        {"containing": ends, "why": f"credit year one ends {ends}: its period of allowance (L1) is not among the periods given, so its "
+                                    "balance entering them, the refund (R1) and what is carried are undecided (V2); add that period "
+                                    "and those between it and the first one given"}]}
+
+
 def present(
     prep: Prepared,
     f: Figures,
@@ -442,6 +456,7 @@ def present(
         if missing or undecided:
             pending = {"as_of": header.as_of.isoformat(), "missing_months": missing, "figures": undecided,
                        "reading": "months after as_of are unknown, not zero; figures that depend on them are left undecided"}
+    pending = _missing_year_one_period(prep, f, pending, undecided)  # V2
 
     return Determination(
         claim_id=prep.claim_id, taxpayer_id=tp.id, eligible=eligible, checks=checks, windows=w, months=months,

@@ -74,8 +74,8 @@ class Determination:
         equivalents: dict[int, str] = {}
         rules = {k: r for k, (r, _) in STATUS.items()}
         out = []
-        for emp, month, hours, period, status, source in df.select(
-            "employee_id", "month", "hours", "period", "status", "source"
+        for emp, month, hours, counted, period, status, source in df.select(
+            "employee_id", "month", "hours", "counted_hours", "period", "status", "source"
         ).iter_rows():
             h = text.get(hours)
             if h is None:
@@ -86,10 +86,12 @@ class Determination:
                 "hours": h, "status": status, "rule": rules[status], "source": source,
             }
             if status == "part_time_equivalent":
-                eq = equivalents.get(hours)
+                eq = equivalents.get(counted)
                 if eq is None:
-                    eq = equivalents[hours] = exact_decimal(Fraction(hours, HOURS_SCALE) / ft)
+                    eq = equivalents[counted] = exact_decimal(Fraction(counted, HOURS_SCALE) / ft)
                 row["equivalents"] = eq
+                if counted != hours:  # P4a: capped
+                    row["counted_hours"] = hours_text(counted)
             out.append(row)
         return out
 

@@ -1,4 +1,4 @@
-"""Loaders of FORMAT.md: a claim JSON with embedded employees, or a JSON header naming a payroll
+"""Loaders of docs/format.md: a claim JSON with embedded employees, or a JSON header naming a payroll
 table (CSV, Parquet or Excel). JSON is parsed with ``Decimal`` so no number passes through a binary
 float; every problem is collected and raised together as one ``ClaimError``."""
 
@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
-from .claim import Claim, ClaimHeader, Employee, problems_from_validation
+from .claim import Claim, ClaimHeader, Employee, problems_from_validation, validate_header
 from .jsontext import parse_json
 from .payroll import RAW_COLUMNS, REQUIRED_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
@@ -104,13 +104,8 @@ class _Parsed:
 def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None) -> _Parsed:
     empty = pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
     if not isinstance(doc, dict):
-        return _Parsed(None, empty, [Problem("claim", "must be a JSON object (see FORMAT.md)")], source)
-    found: list[Problem] = []
-    header = None
-    try:
-        header = ClaimHeader.model_validate({k: v for k, v in doc.items() if k != "employees"})
-    except ValidationError as e:
-        found += problems_from_validation(e)
+        return _Parsed(None, empty, [Problem("claim", "must be a JSON object (see docs/format.md)")], source)
+    header, found = validate_header({k: v for k, v in doc.items() if k != "employees"})
     if "employees" in doc and (payroll is not None or doc.get("payroll")):
         found.append(Problem("employees", "give either embedded employees or a payroll table, not both"))
     if payroll is None and isinstance(doc.get("payroll"), str) and doc["payroll"]:

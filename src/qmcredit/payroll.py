@@ -1,4 +1,4 @@
-"""The payroll table: one row per employee and calendar month (FORMAT.md, "The payroll table").
+"""The payroll table: one row per employee and calendar month (docs/format.md, "The payroll table").
 
 ``normalize`` turns raw columns (text or numbers, as read from JSON, CSV, Parquet or Excel) into
 typed, exact columns and a ``problem`` column naming what is wrong with each bad row (its
@@ -68,8 +68,8 @@ def _days_in(y: pl.Expr, m: pl.Expr) -> pl.Expr:
 
 
 # Row problems, in the order they are reported (the first that applies is the row's problem).
-(_EMPLOYEE, _MONTH, _H_MISSING, _H_NAN, _H_NEGATIVE, _H_PRECISE, _H_TOO_MANY, _BASIS, _OWN, _RELATION,
- _AS_OF, _DUPLICATE) = range(12)
+(_EMPLOYEE, _MONTH, _H_MISSING, _H_AMBIGUOUS, _H_NAN, _H_NEGATIVE, _H_PRECISE, _H_TOO_MANY, _BASIS, _OWN, _RELATION,
+ _AS_OF, _DUPLICATE) = range(13)
 
 
 def _month_stages() -> list[list[pl.Expr]]:
@@ -84,8 +84,31 @@ def _month_stages() -> list[list[pl.Expr]]:
     ]
 
 
+#: The number-reading rule (docs/format.md, the same as money's in ``claim``): the point is the
+#: decimal point; a comma is read only as a thousands separator, in groups of exactly three digits
+#: before any point ("1,234.5"). Any other comma ("1,60", "1.234,5", "1,2345") could be read two
+#: ways: refused, naming both readings.
+_THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$"
+_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)$"
+
+
 def _hours_text(hours: pl.Expr) -> pl.Expr:
-    return hours.cast(pl.Utf8).str.strip_chars().str.replace_all(",", "", literal=True)
+    """Hours as text, trimmed, thousands separators removed (a comma otherwise stays, refused)."""
+    t = hours.cast(pl.Utf8).str.strip_chars()
+    return pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "", literal=True)).otherwise(t)
+
+
+def _readings(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """A number's text with the comma as the decimal point (points as thousands separators), and
+    with the comma as a thousands separator."""
+    return (text.str.replace_all(".", "", literal=True).str.replace_all(",", ".", literal=True),
+            text.str.replace_all(",", "", literal=True))
+
+
+def _ambiguous(text: pl.Expr) -> pl.Expr:
+    """A comma that is not a thousands separator, in a text both of whose readings are numbers."""
+    comma, thousands = _readings(text)
+    return text.str.contains(",", literal=True) & comma.str.contains(_NUMBER) & thousands.str.contains(_NUMBER)
 
 
 def _hours_stages() -> list[list[pl.Expr]]:
@@ -99,13 +122,14 @@ def _hours_stages() -> list[list[pl.Expr]]:
     )
     code = (
         pl.when(h.is_null() | (h == "")).then(_H_MISSING)
+        .when(~number & _ambiguous(h)).then(_H_AMBIGUOUS)
         .when(~number).then(_H_NAN)
         .when(negative).then(_H_NEGATIVE)
         .when(precise).then(_H_PRECISE)
     )
     return [
         [_hours_text(pl.col("_raw_hours")).alias("_h")],
-        [h.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$").fill_null(False).alias("_number"),
+        [h.str.contains(_NUMBER).fill_null(False).alias("_number"),
          h.str.extract(r"^[+-]?(\d*)", 1).alias("_whole"), h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac")],
         [(h.str.starts_with("-") & number & h.str.contains(r"[1-9]")).alias("_negative"),
          (frac.str.replace(r"0+$", "").str.len_chars() > HOURS_DECIMALS).alias("_precise"),
@@ -409,13 +433,16 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
 
 
 def _message() -> pl.Expr:
-    """The words of each problem (FORMAT.md: the location, what is wrong, what to do)."""
+    """The words of each problem (docs/format.md: the location, what is wrong, what to do)."""
     q = lambda e: pl.format("'{}'", e.fill_null(""))  # noqa: E731
     hours, month = _hours_text(pl.col("_raw_hours")), pl.col("month")
     messages = {
         _EMPLOYEE: pl.lit("employee_id: missing; every row needs the employee it is for"),
         _MONTH: pl.format("month: {} is not a calendar month; write YYYY-MM, e.g. 2004-05", q(month)),
         _H_MISSING: pl.lit("hours: missing; write 0 for a month without work"),
+        _H_AMBIGUOUS: pl.format(
+            "hours: {} is ambiguous: it could be read as {} (comma as the decimal point) or as {} (comma as a thousands separator); "
+            "write hours with a point as the decimal point and no other separator, e.g. 152.5", q(hours), *_readings(hours)),
         _H_NAN: pl.format("hours: {} is not a number of hours; write e.g. 152.5", q(hours)),
         _H_NEGATIVE: pl.format("hours: {} is negative; hours worked are zero or more", q(hours)),
         _H_PRECISE: pl.format("hours: {} has more than {} decimals; round the source record to {} places", q(hours), pl.lit(HOURS_DECIMALS), pl.lit(HOURS_DECIMALS)),

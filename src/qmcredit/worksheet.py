@@ -27,7 +27,8 @@ def worksheet(claim: Claim, det: Determination) -> Group:
     parts.append(Panel(
         f"Operations began {h.location.operations_began} (source: {h.location.operations_source or 'not given'}; B2)\n"
         f"Tax: {h.taxpayer.tax}    Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]"
-        + (f"\nas of {h.as_of}: pending {', '.join(d['pending']['figures'])}" if d["pending"] else ""),
+        + (f"\n{f'as of {h.as_of}: ' if h.as_of else ''}pending {', '.join(d['pending']['figures'])}" if d["pending"] else "")
+        + "".join(f"\nmissing: the period containing {m['containing']} (V2)" for m in (d["pending"] or {}).get("missing_periods", [])),
         title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {title}", expand=False,
     ))
     t = Table(title="Eligibility (E1-E5)")

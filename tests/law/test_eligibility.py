@@ -26,7 +26,7 @@ def test_E1_insurer_is_eligible():
 
 
 def test_E2_municipality_matched_case_insensitively_with_alias():
-    for name in ("camden", "CAMDEN CITY", "  Camden  City "):
+    for name in ("camden", "CAMDEN CITY", "  Camden  City ", "City of Camden", "city  of camden"):
         doc = base_claim(one_new_hire())
         doc["location"]["municipality"] = name
         assert decide(doc)["eligible"], name

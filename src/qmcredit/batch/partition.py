@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 
 import polars as pl
-from pydantic import ValidationError
-
-from ..claim import ClaimHeader, problems_from_validation
+from ..claim import ClaimHeader, validate_header
 from ..core import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_months, measured_sums, prepare, present
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
@@ -62,11 +60,8 @@ def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[st
             continue
         seen.add(cid)
         doc, found = header_doc(row, claim_periods.get(cid))
-        try:
-            header = ClaimHeader.model_validate(doc)
-        except ValidationError as e:
-            found = problems_from_validation(e) + found
-            header = None
+        header, problems = validate_header(doc)
+        found = problems + found
         if found:
             invalid[cid] = found
         else:
@@ -89,7 +84,7 @@ def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataF
         claim_rows.append((
             p.claim_id, p.header.taxpayer.id, p.eligible, ",".join(k.rule for k in p.checks if not k.passed) or None,
             f.den, *f.averages, *f.new, *f.credit, *ratio, f.refund if totals else None, f.carried_forward if totals else None,
-            p.cut is not None and p.cut < p.windows.first_month + 36,
+            p.cut is not None and p.cut < p.windows.first_month + 36 or f.pending_from is not None,  # as_of, or V2
         ))
         ledger_rows += [
             (p.claim_id, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward)

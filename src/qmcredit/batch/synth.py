@@ -64,7 +64,7 @@ def _periods(rng: random.Random, y1_start: date, tax: str) -> list[dict]:
             elif rng.random() < 0.97:  # else neither: the claim cannot be decided (L2)
                 p["nj_gross_receipts"] = _amount(rng, 5_000_000)
                 p["s_corporation"] = rng.random() < 0.3
-            if 2002 <= start.year <= 2006 and rng.random() < 0.2:
+            if 2002 <= start.year <= 2006 and rng.random() < 0.2 and not p.get("s_corporation"):  # L2b: no AMA for an S corporation
                 p["alternative_minimum_assessment"] = _amount(rng, 20_000)
         if rng.random() < 0.2:
             p["other_credits"] = [{"name": rng.choice(("Research and development", "Urban transit hub", "Manufacturing equipment")),

@@ -34,9 +34,9 @@ CLAIM_FIELDS = {
 JSON_COLUMNS = ("options", "periods")
 PERIOD_FIELDS = (
     "start", "end", "liability", "minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts",
-    "s_corporation", "group_payroll_5m",
+    "s_corporation", "group_payroll_5m", "group_payroll", "combined_group_member",
 )
-BOOLEAN_FIELDS = ("uez_benefit", "s_corporation", "group_payroll_5m")
+BOOLEAN_FIELDS = ("uez_benefit", "s_corporation", "group_payroll_5m", "combined_group_member")
 PAYROLL_COLUMNS = ("claim_id", *RAW_COLUMNS)
 
 _TRUE = ("true", "t", "yes", "y", "1")

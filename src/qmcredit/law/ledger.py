@@ -36,6 +36,14 @@ def period_of_allowance(ends: date, periods: list[tuple[date, date]]) -> int | N
     return None
 
 
+def year_one_period_missing(allowed_in: tuple[int | None, int | None], credits: tuple[int | None, int | None]) -> bool:
+    """V2: credit year one's period of allowance is not among the periods given while year two's
+    is (so it came before the first one given), and year one has a credit (or one not known yet):
+    the year-one balance entering the periods given is unknown, and with it every application,
+    the refund (R1) and what is carried; never silently zero."""
+    return allowed_in[0] is None and allowed_in[1] is not None and credits[0] != 0
+
+
 class Line(NamedTuple):
     """One period of the ledger, in cents. ``origins``: (year of origin, opening, allowed, applied,
     refund, forfeited, closing) of each balance open in the period (Form 313 Part V)."""
@@ -66,6 +74,8 @@ def run(
     ``as_of``): the periods from the first one such a credit would enter are left undecided.
     Returns the lines and that first undecided period."""
     pending_from = min((p for p, c in zip(allowed_in, credits) if c is None and p is not None), default=None)
+    if year_one_period_missing(allowed_in, credits):  # V2: undecided from the first period given
+        pending_from = 0
     ratio_num, ratio_den = ratio if ratio is not None else (0, 1)
     balance = [0, 0]
     open_ = [False, False]

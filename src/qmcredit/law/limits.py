@@ -12,8 +12,9 @@ applied are separate named steps, never one formula.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from datetime import date
 from decimal import Decimal
+from functools import lru_cache
 
 from ..money import ZERO
 from .parameters import minimum_tax_parameters
@@ -31,34 +32,93 @@ class MinimumTax:
     trace: dict
 
 
+def months_touched(start: date, end: date) -> int:
+    """The calendar months a period touches, first and last included."""
+    return (end.year - start.year) * 12 + end.month - start.month + 1
+
+
+def group_payroll_test(start: date, end: date, group_payroll_5m: bool, group_payroll: Decimal | None) -> tuple[bool, str | None]:
+    """L2c: whether the taxpayer is a member of a group with total payroll of $5,000,000 or more:
+    ``group_payroll`` decides when given (a period touching fewer than 12 calendar months: more
+    than $416,667 per month touched, Form 313-A), else ``group_payroll_5m``. Returns the answer
+    and the reading (None when not a member)."""
+    p = minimum_tax_parameters()
+    sched = p.schedule_for(start.year) or p.schedules[0]
+    if group_payroll is None:
+        return group_payroll_5m, "group_payroll_5m given" if group_payroll_5m else None
+    n = months_touched(start, end)
+    if n < 12:
+        monthly = p.short_period["monthly_payroll_threshold"]
+        ok = group_payroll > monthly * n
+        return ok, (f"group payroll {group_payroll} over {n} calendar months touched is more than ${monthly:,} a month (short period, Form 313-A)"
+                    if ok else None)
+    ok = group_payroll >= sched.group_payroll_threshold
+    return ok, f"group payroll {group_payroll} is ${sched.group_payroll_threshold:,} or more" if ok else None
+
+
+def ama_allowed(tax: str, start: date, s_corporation: bool) -> bool:
+    """L2b: an alternative minimum assessment floors the tax only for CBT privilege periods
+    beginning in 2002 to 2006, never for a New Jersey S corporation or an insurer."""
+    a = minimum_tax_parameters().ama
+    return tax == "cbt" and not s_corporation and a["from_year"] <= start.year <= a["to_year"]
+
+
+def ama_problem(tax: str, start: date, s_corporation: bool, ama: Decimal | None) -> str | None:
+    """L2b: why a non-zero AMA given for a period is refused, or None (zero is always accepted)."""
+    if ama is None or ama == 0 or ama_allowed(tax, start, s_corporation):
+        return None
+    a = minimum_tax_parameters().ama
+    why = ("an insurer has no AMA" if tax == "insurance_premiums" else f"the AMA is a Corporation Business Tax assessment (tax is {tax!r})" if tax != "cbt"
+           else "a New Jersey S corporation has no AMA (N.J.A.C. 18:7-18.3)" if s_corporation
+           else f"the AMA applies only to privilege periods beginning in {a['from_year']} to {a['to_year']} (it is $0 for this period, which begins {start})")
+    return f"{ama} is refused (L2b, {a['cite']}): {why}; give 0 or leave it out"
+
+
 @lru_cache(maxsize=8192)  # a batch's periods repeat a few schedules' inputs
-def minimum_tax(tax: str, year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool) -> MinimumTax:
-    """L2 / N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period beginning in
-    ``year``: as given, else from the schedule by New Jersey gross receipts ($2,000 for a member of
-    a group with $5,000,000 of payroll), S corporations at 75% for periods beginning in 2012 on.
-    The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none unless given."""
+def minimum_tax(
+    tax: str, start: date, end: date, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool,
+    group_payroll_5m: bool, group_payroll: Decimal | None = None, combined_group_member: bool = False, s_corporation_group_minimum: str = "reduced",
+) -> MinimumTax:
+    """L2 / L2c, N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period: as given,
+    else from the schedule of the year it begins by New Jersey gross receipts; $2,000 for a member
+    of a group with $5,000,000 of payroll (``group_payroll_test``) or of a combined group for
+    periods ending on or after 2019-07-31 (P.L.2018, c.131); New Jersey S corporations at 75% for
+    periods beginning in 2012 on, the group minimum too unless ``s_corporation_group_minimum`` is
+    "full". The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none
+    unless given. Raises ``MinimumTaxUnknown`` when it can be neither read nor derived."""
     p = minimum_tax_parameters()
     if given is not None:
         return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
     if tax != "cbt":
         return MinimumTax(ZERO, {"value": str(ZERO), "source": "insurers have no CBT minimum tax"})
+    year = start.year
     sched = p.schedule_for(year)
     if sched is None:
         raise MinimumTaxUnknown(
             f"no minimum-tax schedule is recorded for privilege periods beginning in {year}; give minimum_tax"
         )
-    if group_payroll_5m:
-        amount, basis = sched.group_minimum, f"member of an affiliated or controlled group with total payroll of ${sched.group_payroll_threshold:,} or more"
+    member, group_basis = group_payroll_test(start, end, group_payroll_5m, group_payroll)
+    combined = combined_group_member and end >= p.combined_group["periods_ending_from"]
+    group = member or combined
+    if member:
+        amount, basis = sched.group_minimum, f"member of an affiliated or controlled group with total payroll of ${sched.group_payroll_threshold:,} or more: {group_basis}"
+    elif combined:
+        amount = p.combined_group["minimum"]
+        basis = f"member of a combined group filing a New Jersey combined return, period ending on or after {p.combined_group['periods_ending_from']} ({p.combined_group['source']})"
     elif gross_receipts is not None:
         amount = next(m for lo, m in reversed(sched.brackets) if gross_receipts >= lo)
         basis = f"New Jersey gross receipts {gross_receipts}"
     else:
-        raise MinimumTaxUnknown("give minimum_tax, or nj_gross_receipts (with s_corporation and group_payroll_5m) to derive it")
-    trace = {"schedule_from_year": sched.from_year, "source": sched.source, "basis": basis, "schedule_amount": str(amount)}
+        raise MinimumTaxUnknown(
+            "give minimum_tax, or nj_gross_receipts (with s_corporation, group_payroll or group_payroll_5m, combined_group_member) to derive it (L2c)")
+    trace = {"schedule_from_year": sched.from_year, "source": sched.source, "basis": basis, "schedule_amount": str(amount), "rule": "L2c"}
     if s_corporation and year >= p.s_corp_from_year:
-        amount = (amount * p.s_corp_share).quantize(Decimal("0.01"))
-        trace["s_corporation"] = {"share": str(p.s_corp_share), "source": p.s_corp_source, "cite": p.s_corp_cite}
-    trace.update({"value": str(amount), "cite": p.cite, "rule": p.rule})
+        if group and s_corporation_group_minimum == "full":
+            trace["s_corporation"] = {"share": "1", "reading": "option s_corporation_group_minimum = \"full\": the group minimum is not reduced"}
+        else:
+            amount = (amount * p.s_corp_share).quantize(Decimal("0.01"))
+            trace["s_corporation"] = {"share": str(p.s_corp_share), "source": p.s_corp_source, "cite": p.s_corp_cite}
+    trace.update({"value": str(amount), "cite": p.cite})
     return MinimumTax(amount, trace)
 
 

@@ -103,6 +103,9 @@ class MinimumTaxParameters:
     s_corp_share: Decimal
     s_corp_source: str
     s_corp_cite: str
+    short_period: dict       # L2c: monthly_payroll_threshold (Decimal), source, cite
+    combined_group: dict     # L2c: periods_ending_from (date), minimum (Decimal), source, cite
+    ama: dict                # L2b: from_year, to_year, source, cite
 
     def schedule_for(self, year: int) -> MinimumTaxSchedule | None:
         chosen = None
@@ -126,4 +129,8 @@ def minimum_tax_parameters() -> MinimumTaxParameters:
         for s in sorted(raw["schedule"], key=lambda s: s["from_year"])
     )
     s = raw["s_corporation"]
-    return MinimumTaxParameters(raw["rule"], raw["cite"], schedules, s["from_year"], Decimal(s["share"]), s["source"], s["cite"])
+    short = {**raw["short_period"], "monthly_payroll_threshold": Decimal(raw["short_period"]["monthly_payroll_threshold"])}
+    combined = {**raw["combined_group"], "periods_ending_from": date.fromisoformat(raw["combined_group"]["periods_ending_from"]),
+                "minimum": Decimal(raw["combined_group"]["minimum"])}
+    return MinimumTaxParameters(raw["rule"], raw["cite"], schedules, s["from_year"], Decimal(s["share"]), s["source"], s["cite"],
+                                short, combined, dict(raw["alternative_minimum_assessment"]))

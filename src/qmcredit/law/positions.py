@@ -32,7 +32,7 @@ CITE = "N.J.S.A. 52:27BBB-55(e)"
 # Classification of an employee-month (B1): status -> (rule, one-line reading)
 STATUS = {
     "full_time": ("P2", "full-time: at least the full-time hours in the month, on a permanent basis"),
-    "part_time_equivalent": ("P4", "part-time position in this period, not full-time this month: hours count toward full-time equivalents"),
+    "part_time_equivalent": ("P4", "part-time position in this period, not full-time this month: hours count toward full-time equivalents (at most the cap of option equivalent_hours_cap, P4a)"),
     "owner": ("P1", "not an employee of the taxpayer: has an ownership interest"),
     "owner_relative": ("P1", "not an employee of the taxpayer: spouse, dependant, ancestor or descendant of an owner"),
     "temporary_excluded": ("P3", "temporary or seasonal: excluded from part-time positions by option part_time_excludes_temporary"),
@@ -79,7 +79,7 @@ class Thresholds:
 
 
 CLAIM_COLUMNS = {
-    "base_idx": pl.Int32, "excl_temp": pl.Boolean,
+    "base_idx": pl.Int32, "excl_temp": pl.Boolean, "eq_cap": pl.Int64,
     "ft_num": pl.Int64, "ft_den": pl.Int64, "pt_num": pl.Int64, "pt_den": pl.Int64, "pt_months": pl.Int32,
 }
 
@@ -87,7 +87,8 @@ CLAIM_COLUMNS = {
 def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
     """Classify each employee-month (P1-P4). Input: normalised payroll rows with ``claim_id`` and
     the ``CLAIM_COLUMNS``. Adds ``period`` (0 base, 1 year one, 2 year two, null outside),
-    ``full_time``, ``equivalent`` and ``status`` (a key of ``STATUS``)."""
+    ``full_time``, ``equivalent``, ``counted_hours`` (the hours it counts toward equivalents)
+    and ``status`` (a key of ``STATUS``)."""
     rel = pl.col("month_idx") - pl.col("base_idx")
     period = pl.when((rel >= 0) & (rel < 36)).then((rel // 12).cast(pl.Int8))
     # P1 (e): owners and their relatives are not employees of the taxpayer; their hours count nowhere.
@@ -106,6 +107,9 @@ def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
     part_time_position = may_be_part_time & (pt_months >= pl.col("pt_months"))
     # P4 (e): equivalents = hours of part-time positions in months they are not full-time.
     equivalent = pl.col("period").is_not_null() & part_time_position & ~pl.col("full_time")
+    # P4a (option equivalent_hours_cap): an employee-month counts at most the cap's hours (null: not capped).
+    cap = pl.col("eq_cap")
+    counted = pl.when(~equivalent).then(0).when(cap.is_not_null() & (pl.col("hours") > cap)).then(cap).otherwise(pl.col("hours"))
     status = (
         pl.when(pl.col("period").is_null()).then(pl.lit("outside_periods"))
         .when(owner).then(pl.lit("owner"))
@@ -118,7 +122,7 @@ def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
         .otherwise(pl.lit("not_part_time"))
     )
     return lf.with_columns(
-        equivalent.alias("equivalent"), pt_months.alias("period_20h_months"), status.alias("status")
+        equivalent.alias("equivalent"), counted.cast(pl.Int64).alias("counted_hours"), pt_months.alias("period_20h_months"), status.alias("status")
     ).drop("_meets")
 
 
@@ -131,7 +135,7 @@ def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
         .agg(
             pl.col("period").first(),
             pl.col("full_time").sum().cast(pl.Int64).alias("full_time"),
-            pl.col("hours").filter(pl.col("equivalent")).sum().cast(pl.Int64).alias("equivalent_hours"),
+            pl.col("counted_hours").sum().cast(pl.Int64).alias("equivalent_hours"),
         )
     )
 

@@ -38,7 +38,7 @@ def worksheet_path(out: Path) -> Path:
 
 
 def form313(
-    claim: Path = typer.Argument(..., help="The claim: JSON with employees, or a JSON header naming its payroll table (FORMAT.md).",
+    claim: Path = typer.Argument(..., help="The claim: JSON with employees, or a JSON header naming its payroll table (docs/format.md).",
                                  show_default=False),
     period: str = typer.Option(..., "--period", help="The privilege period: YYYY, the year it ends in, or its index (0 is the first).",
                                show_default=False),

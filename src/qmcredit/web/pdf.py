@@ -234,8 +234,10 @@ def worksheet_pdf(claim, det) -> bytes:
     notes = [*d.get("warnings", []), *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
                                        f"{v['allowed_for_period_containing']}, which the claim does not give: not yet applied"
                                        for o, v in (d.get("not_yet_applied") or {}).items())]
-    if d.get("pending"):
+    if (d.get("pending") or {}).get("as_of"):
         notes.append(f"Payroll known up to {d['pending']['as_of']}: figures shown as pending are not decided yet.")
+    notes += [f"The period containing {m['containing']} (credit year one's last day) is not given: figures shown as pending are not decided (V2)."
+              for m in (d.get("pending") or {}).get("missing_periods", [])]
     if notes:
         story += [*_heading("Notes"), *(_p(f"- {n}") for n in notes)]
     doc.build(story, onFirstPage=on_page, onLaterPages=on_page)

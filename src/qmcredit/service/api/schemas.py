@@ -185,7 +185,7 @@ def claim_document_schemas() -> dict[str, dict]:
     schema = qmcredit.ClaimHeader.model_json_schema(ref_template="#/components/schemas/{model}")
     defs = schema.pop("$defs", {})
     schema["title"] = "ClaimDocument"
-    schema["description"] = "A claim, qmcredit.claim/1 (FORMAT.md): embedded employees, or a header naming a payroll table uploaded with it."
+    schema["description"] = "A claim, qmcredit.claim/1 (docs/format.md): embedded employees, or a header naming a payroll table uploaded with it."
     schema.setdefault("properties", {})["employees"] = {"type": "array", "items": {"$ref": "#/components/schemas/ClaimEmployee"}}
     return {**defs, "ClaimEmployee": _EMPLOYEE, "ClaimDocument": schema}
 
@@ -225,6 +225,6 @@ def claim_request_body(description: str) -> dict:
 
 
 def period_request_body() -> dict:
-    return {"requestBody": {"required": True, "description": "a privilege or reporting period of FORMAT.md (periods[])",
+    return {"requestBody": {"required": True, "description": "a privilege or reporting period of docs/format.md (periods[])",
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Period"},
                                                              "example": EXAMPLE_CLAIM["periods"][2]}}}}
