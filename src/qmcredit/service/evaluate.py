@@ -91,8 +91,8 @@ def read_payroll(upload: Upload) -> pl.DataFrame:
         return qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename)
     try:
         rows = exact_json.loads(upload.content)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ClaimError([Problem("payroll", f"{upload.filename!r} is not valid JSON: {e}")]) from None
+    except ClaimError as e:
+        raise ClaimError([Problem(f"payroll {p.location}", f"{upload.filename!r}: {p.message}") for p in e.problems]) from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ClaimError([Problem("payroll", f"{upload.filename!r} must be a JSON list of row objects")])
     columns = ("employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation")
@@ -123,13 +123,14 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
             document = document.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")]) from None
-    if payroll is None and names_a_table(document):
+    doc = exact_json.loads(document)  # the one parser; the engine is handed the parsed document
+    if payroll is None and isinstance(doc, dict) and doc.get("payroll") is not None:
         raise ClaimError([Problem("payroll", "the claim names a payroll table: upload it with the claim "
                                   "(multipart field 'payroll'); the service never reads files of its own")])
     if payroll is not None:
         check_upload_names(payroll, "payroll")
     table = read_payroll(payroll) if payroll is not None else None
-    claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
+    claim = qmcredit.claim_from_dict(doc, payroll=table, source="upload")  # no base_dir: the loaders open no file
     _check_storable(claim)
     return Evaluation(document, claim, qmcredit.decide(claim), payroll)
 
@@ -165,8 +166,8 @@ def names_a_table(document: str | bytes) -> bool:
     """Whether a claim document is a header naming a payroll table (FORMAT.md)."""
     try:
         doc = exact_json.loads(document)
-    except ValueError:
-        return False  # the engine reports the syntax error, with its line and column
+    except ClaimError:
+        return False  # evaluate reports it, with its line and column
     return isinstance(doc, dict) and doc.get("payroll") is not None
 
 
