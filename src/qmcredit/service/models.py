@@ -9,6 +9,8 @@ different window than its taxpayer's, whatever the order or timing of submission
 
 from __future__ import annotations
 
+import base64
+import zlib
 from datetime import date, datetime, timezone
 from decimal import Decimal
 
@@ -62,6 +64,25 @@ class Cents(TypeDecorator):
 
     def process_result_value(self, value, dialect):
         return None if value is None else (Decimal(value) / 100).quantize(Decimal("0.01"))
+
+
+class CompactText(TypeDecorator):
+    """Text kept compressed when long (a determination's employee-month trace): zlib, in base64
+    after ``zlib:``; read back as the text written. Short texts are stored as they are."""
+
+    impl = Text
+    cache_ok = True
+    LONG = 64 * 1024
+
+    def process_bind_param(self, value, dialect):
+        if value is None or len(value) <= self.LONG:
+            return value
+        return "zlib:" + base64.b64encode(zlib.compress(value.encode("utf-8"), 6)).decode("ascii")
+
+    def process_result_value(self, value, dialect):
+        if value is None or not value.startswith("zlib:"):
+            return value
+        return zlib.decompress(base64.b64decode(value[5:])).decode("utf-8")
 
 
 class UTCDateTime(TypeDecorator):
@@ -193,7 +214,7 @@ class Revision(Base):
     number: Mapped[int] = mapped_column(Integer)
     document: Mapped[str] = mapped_column(Text)
     payroll_document_id: Mapped[int | None] = mapped_column(ForeignKey("documents.id"))
-    determination: Mapped[str] = mapped_column(Text)
+    determination: Mapped[str] = mapped_column(CompactText)
     reason: Mapped[str] = mapped_column(Text, default="")
     author_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
