@@ -35,7 +35,7 @@ def test_a_preparer_cannot_read_or_change_another_preparers_claim(office):
                               data={"kind": "lease"}, headers=other).status_code == 404
     # nor file a claim for that preparer's taxpayer
     r = office.client.post("/api/v1/claims", content=example("01"), headers=other)
-    assert r.status_code == 403 and r.json()["problems"][0]["location"] == "taxpayer.id"
+    assert r.status_code == 404 and r.json()["problems"][0]["location"] == "taxpayer.id"
     assert office.client.get(f"/api/v1/claims/{cid}", headers=office.auth("preparer")).json()["state"] == "draft"
 
 
