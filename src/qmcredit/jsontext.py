@@ -82,7 +82,7 @@ def parse_json(text: str | bytes, source: str | None = None) -> Any:
     JSON never holds: duplicate keys, non-finite numbers, huge numbers, deep nesting."""
     if isinstance(text, (bytes, bytearray)):
         try:
-            text = bytes(text).decode(json.detect_encoding(text))
+            text = bytes(text).decode("utf-8")  # JSON exchanged is UTF-8 (RFC 8259, 8.1)
         except UnicodeDecodeError as e:
             raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")], source) from None
         if text.startswith("\ufeff"):
