@@ -52,7 +52,7 @@ def test_money_plain_text_examples(text):
 
 JSON_TEXTS = [
     None, "", "  ", "[]", "{}", '[{"name": "a", "amount": 1.5, "order": "before"}]', '{"carryforward_periods": 3}',
-    '[-0.0, 1E2, 007]', "\ufeff[]", "[1,", '{"a": NaN}', "[1] x", " [ 1.10 ] ", "nul", "{'a': 1}",
+    '[-0.0, 1E2, 007]', "\ufeff[]", "[1,", "[1] x", " [ 1.10 ] ", "nul", "{'a': 1}",
 ]
 
 
@@ -69,6 +69,20 @@ def test_parse_json_reads_as_json_loads_with_decimals(text):
         assert [(p.location, p.message) for p in got.value.problems] == [(f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}")]
         return
     assert repr(parse_json(text)) == repr(expected)
+
+
+@pytest.mark.parametrize("text, place, message", [
+    ('{"a": NaN}', "line 1 column 7", "NaN is not a number JSON allows"),
+    ('{"a": 1, "a": 2}', "line 1 column 10", "the key 'a' is given twice"),
+    ("[" + "9" * 4301 + "]", "line 1 column 2", "more than 100 digits"),
+    ("[" * 65 + "]" * 65, "line 1 column 65", "nested more than 64 levels"),
+])
+def test_parse_json_refuses_what_json_loads_lets_through(text, place, message):
+    """Issue 14: one strict parser; what ``json.loads`` accepts but no claim holds is refused."""
+    with pytest.raises(ClaimError) as got:
+        parse_json(text)
+    (problem,) = got.value.problems
+    assert problem.location == place and message in problem.message
 
 
 @pytest.mark.parametrize("text", JSON_TEXTS)

@@ -161,13 +161,14 @@ def explain(
 def _register_shells() -> None:
     """The other shells' commands: each lives beside the shell it drives."""
     from .batch.cli import batch, synth
-    from .service.cli import serve
+    from .service.cli import audit_app, serve
     from .web.cli import form313
 
     app.command()(serve)
     app.command()(form313)
     app.command()(batch)
     app.command()(synth)
+    app.add_typer(audit_app, name="audit")
 
 
 _register_shells()

@@ -1,28 +1,104 @@
-"""JSON text read exactly: every number a ``Decimal``, never a binary float; a text that is not
-JSON a ``ClaimError`` naming the line and column. Light (no models): the batch reads its tables'
-JSON columns with it before the rules are imported."""
+"""JSON text read exactly and strictly, the one parser of every claim, request and table cell:
+every number a ``Decimal``, never a binary float; a key given twice in one object, ``NaN`` or
+``Infinity``, a number of more than ``MAX_NUMBER_DIGITS`` digits, or nesting deeper than
+``MAX_DEPTH`` is refused, as is a text that is not JSON, by a ``ClaimError`` naming the line and
+column. Light (no models): the batch reads its tables' JSON columns with it before the rules are
+imported."""
 
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any
 
 from .problems import ClaimError, Problem
 
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal)  # one for every text: a batch reads hundreds of thousands
+#: the most digits a number may have (amounts of the office go to 10^15 dollars, hours to 744 a month)
+MAX_NUMBER_DIGITS = 100
+#: the deepest nesting of objects and lists (a claim document needs five)
+MAX_DEPTH = 64
+
+
+class _Refused(Exception):
+    """Raised inside the decoder's hooks; turned into a ``Problem`` with its place."""
+
+    def __init__(self, pattern: str, message: str, nth: int = 0):
+        self.pattern, self.message, self.nth = pattern, message, nth
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Refused(re.escape(json.dumps(key)) + r"\s*:",
+                       f"the key {key!r} is given twice in one object; give each key once", nth=1)
+    return out
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(r"(?<![\w\"])-?" + name, f"{name} is not a number JSON allows; give a finite number")
+
+
+def _bounded(parse):
+    def number(text: str) -> Decimal:
+        if sum(c.isdigit() for c in text) > MAX_NUMBER_DIGITS:
+            raise _Refused(r"(?<![\w\".])" + re.escape(text),
+                           f"a number of more than {MAX_NUMBER_DIGITS} digits; no figure needs that many")
+        return parse(text)
+    return number
+
+
+_HOOKS = dict(object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
+_DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, **_HOOKS)  # one for every text: a batch reads hundreds of thousands
+_CHECKING = json.JSONDecoder(parse_float=_bounded(Decimal), parse_int=_bounded(Decimal), **_HOOKS)
+_LONG_DIGITS = re.compile(r"[0-9]{%d}" % (MAX_NUMBER_DIGITS + 1))
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NESTING = str.maketrans({"{": "\x01", "[": "\x01", "}": "\x02", "]": "\x02"})
+
+
+def _place(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def _too_deep(text: str) -> int | None:
+    """The position where nesting first goes deeper than ``MAX_DEPTH``, if it does."""
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return None
+    bare = _STRING.sub(lambda m: " " * len(m.group()), text)
+    steps = [1 if c == "\x01" else -1 for c in bare.translate(_NESTING) if c in "\x01\x02"]
+    depth = list(accumulate(steps))
+    if max(depth, default=0) <= MAX_DEPTH:
+        return None
+    nth = depth.index(MAX_DEPTH + 1)  # the nth bracket of the text opens one level too many
+    return [m.start() for m in re.finditer(r"[\[{]|[\]}]", bare)][nth]
 
 
 def parse_json(text: str | bytes, source: str | None = None) -> Any:
-    """JSON with every number as ``Decimal`` (never a binary float)."""
-    if isinstance(text, str):
+    """JSON with every number as ``Decimal`` (never a binary float), refusing what FORMAT.md's
+    JSON never holds: duplicate keys, non-finite numbers, huge numbers, deep nesting."""
+    if isinstance(text, (bytes, bytearray)):
         try:
-            return _DECODER.decode(text)
-        except json.JSONDecodeError:
-            pass  # json.loads says why, in its words (and refuses a byte-order mark first)
+            text = bytes(text).decode("utf-8")  # JSON exchanged is UTF-8 (RFC 8259, 8.1)
+        except UnicodeDecodeError as e:
+            raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")], source) from None
+        if text.startswith("\ufeff"):
+            text = text[1:]  # a byte-order mark before JSON bytes is allowed (RFC 8259, 8.1)
+    elif text.startswith("\ufeff"):  # as json.loads: a text (not bytes) with a byte-order mark is refused
+        raise ClaimError([Problem("line 1 column 1", "not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)")], source)
+    deep = _too_deep(text)
+    if deep is not None:
+        raise ClaimError([Problem(_place(text, deep), f"nested more than {MAX_DEPTH} levels deep; a claim needs a few")], source)
     try:
-        return json.loads(text, parse_float=Decimal, parse_int=Decimal)
-    except UnicodeDecodeError as e:
-        raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")], source) from None
+        return (_CHECKING if _LONG_DIGITS.search(text) else _DECODER).decode(text)
+    except _Refused as e:
+        found = [m.start() for _, m in zip(range(e.nth + 1), re.finditer(e.pattern, text))]
+        place = _place(text, found[-1]) if len(found) > e.nth else "claim"
+        raise ClaimError([Problem(place, e.message)], source) from None
     except json.JSONDecodeError as e:
         raise ClaimError([Problem(f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}")], source) from None
+    except RecursionError:
+        raise ClaimError([Problem("claim", f"nested more than {MAX_DEPTH} levels deep")], source) from None

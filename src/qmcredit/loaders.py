@@ -109,13 +109,14 @@ def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source
     if "employees" in doc and (payroll is not None or doc.get("payroll")):
         found.append(Problem("employees", "give either embedded employees or a payroll table, not both"))
     if payroll is None and isinstance(doc.get("payroll"), str) and doc["payroll"]:
-        path = Path(doc["payroll"])
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        try:
-            payroll = read_payroll(path)
-        except ClaimError as e:
-            found += e.problems
+        if base_dir is None:  # only a caller that grants a folder (the CLI's load_claim) lets a claim name a file
+            found.append(Problem("payroll", "names a payroll table file, which is read only from a claim file's folder; "
+                                            "give the table with the claim"))
+        else:
+            try:
+                payroll = read_payroll(base_dir / doc["payroll"])
+            except ClaimError as e:
+                found += e.problems
     if payroll is not None:
         raw = payroll
     elif "employees" in doc:
@@ -166,7 +167,9 @@ def claims_from_docs(docs: list[tuple[Any, Path | None, str | None]]) -> list[Cl
 
 
 def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None) -> Claim:
-    """Validate a claim document (parsed with Decimal numbers) into a ``Claim``."""
+    """Validate a claim document (parsed with Decimal numbers) into a ``Claim``. A ``payroll`` file
+    the document names is read only when ``base_dir`` is given: the folder it is read from (a
+    relative name is taken from there); without it no file is opened."""
     (result,) = _finish([_parse(doc, payroll, base_dir, source)])
     if isinstance(result, ClaimError):
         raise result

@@ -43,5 +43,10 @@ def oracle(generated) -> dict[str, dict]:
         .with_columns(pl.format("payroll.parquet line {}", pl.col("_line")).alias("source"))
         .drop("_line").collect()
     )
+    from qmcredit.batch.engine import no_payroll_rows
+
     parts = rows.partition_by("claim_id", as_dict=True, maintain_order=True)
-    return {cid: single(cid, doc, parts.get((cid,), rows.clear())) for cid, doc in synth.documents(CLAIMS, SEED)}
+    found = {cid: single(cid, doc, parts.get((cid,), rows.clear())) for cid, doc in synth.documents(CLAIMS, SEED)}
+    # issue 14: a claim that would be decided but has no payroll row at all is a problem, not a credit of 0.00
+    return {cid: ({"claim_id": cid, **ClaimError([no_payroll_rows("payroll.parquet", cid)], cid).to_dict()}
+                  if (cid,) not in parts and "error" not in got else got) for cid, got in found.items()}

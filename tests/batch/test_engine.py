@@ -240,7 +240,8 @@ def test_empty_cells_and_tables_read_as_codes_or_as_text_alike(tmp_path, monkeyp
     text = {c: pl.Utf8 for c in ("claim_id", "employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation")}
     pl.DataFrame(schema=text).write_parquet(tmp_path / "empty.parquet")
     summary = engine.run(claims, tmp_path / "empty.parquet", tmp_path / "empty", jsonl=True)
-    assert (summary.rows, summary.decided) == (0, 1)
+    assert (summary.rows, summary.decided) == (0, 0)  # issue 14: a claim without payroll rows is a problem
+    assert lines(tmp_path / "empty")["A"]["problems"][0]["location"] == "payroll"
     pl.DataFrame({"claim_id": ["A", None, "A"], "employee_id": ["E1", "E2", None], "month": ["2004-05", "2004-05", "2004-06"],
                   "hours": ["160", "10", "12"]}, schema={c: pl.Utf8 for c in ("claim_id", "employee_id", "month", "hours")}).write_parquet(
         tmp_path / "nulls.parquet")

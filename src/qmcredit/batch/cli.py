@@ -17,6 +17,7 @@ import typer
 
 from ..problems import ClaimError
 from . import engine, synth as synthetic
+from .tables import UnreadableTable
 
 
 def _stderr():
@@ -77,6 +78,10 @@ def batch(
             else:
                 summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
                                      jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start)
+    except UnreadableTable as e:  # bad input data: exit 1, as an invalid claim
+        for p in e.problems:
+            typer.echo(f"error: {p}", err=True)
+        raise typer.Exit(1) from None
     except ClaimError as e:
         _stderr().print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None

@@ -15,6 +15,7 @@ import functools
 import gc
 import heapq
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -31,8 +32,9 @@ import polars as pl
 
 from ..money import from_cents, money
 from ..payroll import Coded, Lookup, lookup
+from ..problems import ClaimError, Problem
 from . import outputs
-from .tables import PAYROLL_COLUMNS, kind_of, read_coded, read_tables, scan_payroll
+from .tables import PAYROLL_COLUMNS, claim_id_type, kind_of, read_coded, read_tables, scan_payroll, unreadable
 
 if TYPE_CHECKING:
     from .partition import PartitionResult
@@ -290,11 +292,27 @@ def run(
     sorted by claim id, so they do not depend on the partitioning or on where partitions ran."""
     started = time.perf_counter()
     local = mapper is None  # partitions decided on this machine: they may read the table itself
-    rows = payroll_rows(payroll)
-    jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
-    with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
-        return _run(claims, payroll, out, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
-                    workdir, on_progress, on_start, started)
+    fresh = outputs.fresh_folder(out)
+    try:
+        rows = payroll_rows(payroll)
+        jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
+        with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
+            summary = _run(claims, payroll, fresh, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
+                           workdir, on_progress, on_start, started)
+        outputs.finish(fresh, out, {"claims": claims, "payroll": payroll, "periods": periods},
+                       {"jsonl": jsonl, "rows_per_partition": rows_per_partition})
+        return summary
+    except (pl.exceptions.PolarsError, OSError, ValueError) as e:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if isinstance(e, ClaimError):
+            raise
+        damaged = unreadable([p for p in (claims, payroll, periods) if p is not None])
+        if damaged is not None:
+            raise damaged from None
+        raise
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
 
 
 def _run(
@@ -310,7 +328,9 @@ def _run(
     if on_start:
         on_start(table.height - summary.claims_without_id)
     out.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-batch-", dir=workdir or out))
+    if workdir is not None:
+        outputs.remove_stale(workdir, ".qmcredit-batch-")
+    scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-batch-{os.getpid()}-", dir=workdir or out))
     try:
         # At least four runs a process, so that the processes finish together.
         run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
@@ -339,8 +359,14 @@ def _run(
             results = _decide_all(mapper, args, on_progress)
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
+        from .partition import invalid_json  # the rules' modules are loaded by now
+
+        refused = _unmatched(claims, payroll, claims_df)
+        if refused:
+            claims_df, ledger_df = _refuse(claims_df, ledger_df, refused)
+        jsonl_lines = [[(cid, invalid_json(cid, refused[cid]) if cid in refused else line) for cid, line in r.jsonl] for _, r in results]
         if jsonl:
-            outputs.write_lines((line for _, line in heapq.merge(*(r.jsonl for _, r in results))), out / "determinations.jsonl")
+            outputs.write_lines((line for _, line in heapq.merge(*jsonl_lines)), out / "determinations.jsonl")
         outputs.write_parquet(claims_df, out / "claims.parquet")
         outputs.write_parquet(ledger_df, out / "ledger.parquet")
     finally:
@@ -361,6 +387,37 @@ def _run(
     summary.seconds = round(time.perf_counter() - started, 3)
     outputs.write_json(summary.to_dict(), out / "summary.json")
     return summary
+
+
+def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame) -> dict[str, list[Problem]]:
+    """Decided claims that no payroll row matches, with the problem: every claim when the two
+    tables' claim_id columns differ in type (no row can be trusted to match), else each claim
+    without any payroll row (its employees and hours are missing)."""
+    ids = decided.filter(pl.col("status") == "decided").get_column("claim_id")
+    if ids.is_empty():
+        return {}
+    ctype, ptype = claim_id_type(claims), claim_id_type(payroll)
+    if ctype != ptype:
+        problem = Problem("claim_id", f"{payroll.name} has claim_id of type {ptype}, {claims.name} of type {ctype}: "
+                                      "give both the same type (text), so that payroll rows match their claims")
+        return {cid: [problem] for cid in ids}
+    present = scan_payroll(payroll).select("claim_id").unique().collect(engine="streaming").get_column("claim_id")
+    return {cid: [no_payroll_rows(payroll.name, cid)] for cid in ids.filter(~ids.is_in(present.implode()))}
+
+
+def no_payroll_rows(table: str, cid: str) -> Problem:
+    return Problem("payroll", f"no row of {table} has claim_id {cid!r}: the claim's employees and hours are missing")
+
+
+def _refuse(claims_df: pl.DataFrame, ledger_df: pl.DataFrame, refused: dict[str, list[Problem]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The claims of ``refused`` made invalid with their problems, and their ledger rows dropped."""
+    from .partition import invalid_row
+
+    ids = pl.Series(list(refused), dtype=pl.Utf8).implode()
+    taxpayers = dict(claims_df.filter(pl.col("claim_id").is_in(ids)).select("claim_id", "taxpayer_id").iter_rows())
+    rows = pl.DataFrame([invalid_row(cid, taxpayers.get(cid), found) for cid, found in refused.items()], schema=outputs.CLAIMS_SCHEMA)
+    return (pl.concat([claims_df.filter(~pl.col("claim_id").is_in(ids)), rows]).sort("claim_id"),
+            ledger_df.filter(~pl.col("claim_id").is_in(ids)))
 
 
 def _parts(claims: pl.DataFrame, periods: pl.DataFrame | None, key: pl.Expr, n: int) -> list[tuple[pl.DataFrame, pl.DataFrame | None]]:

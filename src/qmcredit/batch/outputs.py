@@ -1,18 +1,29 @@
 """The batch outputs (docs/batch.md): ``claims.parquet`` (one row per claim), ``ledger.parquet``
 (one row per claim and period), ``determinations.jsonl`` on request, and ``summary.json``.
 
-Each file is written beside its final name and renamed into place, so a reader never sees a
-half-written file; ``summary.json`` is written last and marks a finished run.
+A run writes into a fresh folder beside ``--out`` (``.NAME.new-PID-*``), and ``manifest.json``
+last: every file with its size and SHA-256, and the run's inputs. Only then is the folder swapped
+in for ``--out`` (two renames), so ``--out`` holds one finished run or none, never a mix of two;
+a run that fails or is killed leaves its fresh folder, which the next run removes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
+
+from ..problems import ClaimError, Problem
+
+#: the files a run writes; ``--out`` may hold these (a former run) and nothing else
+FILES = ("claims.parquet", "ledger.parquet", "determinations.jsonl", "summary.json", "manifest.json")
 
 _TEXT = pl.Utf8
 #: Figures are text with the exact digits of FORMAT.md (positions: exact decimals; money: cents).
@@ -50,3 +61,77 @@ def write_json(doc: dict, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(folder: Path, prefix: str) -> None:
+    """Remove the folders ``prefix``PID-* in ``folder`` whose process is gone (a killed run's)."""
+    if not folder.is_dir():
+        return
+    for p in folder.glob(f"{prefix}*"):
+        pid = p.name[len(prefix):].split("-", 1)[0]
+        if p.is_dir() and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _ours(name: str) -> bool:
+    """A file a run writes, its half-written ``.NAME.tmp``, or a run's scratch folder."""
+    return name in FILES or name.startswith(".qmcredit-batch-") or (name.startswith(".") and name.endswith(".tmp") and name[1:-4] in FILES)
+
+
+def fresh_folder(out: Path) -> Path:
+    """A new, empty folder beside ``out`` for this run's outputs; ``out`` must be a folder of
+    former runs' outputs (or absent), since the finished run replaces it whole."""
+    out = out.resolve()
+    if out.exists():
+        if not out.is_dir():
+            raise ClaimError([Problem(str(out), "--out is a file; give a folder for the outputs")])
+        other = sorted(p.name for p in out.iterdir() if not _ours(p.name))
+        if other:
+            raise ClaimError([Problem(str(out), f"--out holds other files ({', '.join(other[:5])}); "
+                                                "the run replaces the folder whole: give a folder of its own")])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(out.parent, f".{out.name}.new-")
+    remove_stale(out.parent, f".{out.name}.old-")
+    fresh = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    fresh.chmod(0o777 & ~umask)  # a folder as mkdir makes it (mkdtemp's is private)
+    return fresh
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def finish(fresh: Path, out: Path, inputs: dict[str, Path | None], options: dict) -> None:
+    """Write ``manifest.json`` (last) in ``fresh`` and swap it in for ``out``."""
+    def described(path: Path) -> dict:
+        st = path.stat()
+        return {"path": str(path.resolve()), "bytes": st.st_size,
+                "modified": datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat()}
+    files = {p.name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for p in sorted(fresh.iterdir()) if p.name in FILES}
+    write_json({"format": "qmcredit.batch-manifest/1", "finished": datetime.now(timezone.utc).isoformat(),
+                "inputs": {k: described(v) for k, v in inputs.items() if v is not None}, "options": options,
+                "files": files}, fresh / "manifest.json")
+    out = out.resolve()
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
+        os.replace(out, old / out.name)
+    os.replace(fresh, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

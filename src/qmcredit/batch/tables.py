@@ -228,3 +228,52 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
         values = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
         coded[c] = (pl.Series(c, codes).reinterpret(signed=False), pl.Series(c, values).cast(pl.Utf8))  # codes are never negative
     return frame, coded
+
+
+def claim_id_type(path: Path) -> str:
+    """The type of a table's claim_id column as its file declares it (a CSV's is text)."""
+    if kind_of(path) == "csv":
+        return "String"
+    types = {n.strip().lower(): t for n, t in pl.read_parquet_schema(path).items()}
+    return str(types.get("claim_id", "String"))
+
+
+class UnreadableTable(ClaimError):
+    """A table file that cannot be read (damaged, truncated, not UTF-8): bad input, not a fault."""
+
+
+def unreadable(paths: list[Path]) -> UnreadableTable | None:
+    """Why a table cannot be read, naming the file and the place: a Parquet file without its
+    footer (truncated or damaged), a CSV with bytes that are not UTF-8 (its line and byte). None
+    when every table reads."""
+    import pyarrow.parquet as pq
+
+    for path in paths:
+        if kind_of(path) == "parquet":
+            try:
+                pq.ParquetFile(path).metadata
+            except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a damaged file
+                return UnreadableTable([Problem(str(path), f"is not a whole Parquet file ({str(e).splitlines()[0][:200]}): "
+                                                      "it may be truncated; write it again")])
+            continue
+        place = _first_bad_utf8(path)
+        if place is not None:
+            line, offset = place
+            return UnreadableTable([Problem(f"{path} line {line}", f"byte {offset:,} is not UTF-8 text: save the table as UTF-8")])
+    return None
+
+
+def _first_bad_utf8(path: Path, block: int = 1 << 24) -> tuple[int, int] | None:
+    """(line, byte offset) of the first byte of ``path`` that is not UTF-8, if any."""
+    import codecs
+
+    decoder, offset, lines = codecs.getincrementaldecoder("utf-8")(), 0, 1
+    with path.open("rb") as f:
+        while chunk := f.read(block):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as e:
+                return lines + chunk.count(b"\n", 0, max(0, e.start)), offset + max(0, e.start)
+            offset += len(chunk)
+            lines += chunk.count(b"\n")
+    return None

@@ -16,7 +16,7 @@ from . import errors
 from .api import accounts, audit, claims, evidence, taxpayers
 from .api.schemas import claim_document_schemas
 from .db import Database, migrate
-from .limits import BodyLimit, BodyTooLarge
+from .limits import BodyLimit, BodyTooLarge, SecurityHeaders, StrictJsonBodies
 from .settings import Settings
 
 API = "/api/v1"
@@ -59,8 +59,10 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
         return JSONResponse(refusal.body(), status_code=413, headers={"connection": "close"})
 
     app.add_middleware(SessionMiddleware, secret_key=settings.session_secret, session_cookie="qmcredit_session",
-                       same_site="strict", max_age=8 * 3600)
+                       same_site="strict", max_age=8 * 3600, https_only=settings.secure_cookies)
+    app.add_middleware(StrictJsonBodies)
     app.add_middleware(BodyLimit, limit=settings.upload_limit)
+    app.add_middleware(SecurityHeaders, tls=settings.secure_cookies)
 
     def openapi() -> dict:
         if app.openapi_schema is None:

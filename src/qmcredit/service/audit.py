@@ -1,19 +1,66 @@
 """The append-only audit log: who changed what, when, with the record before and after. Written
-in the same transaction as the change it records, so neither exists without the other."""
+in the same transaction as the change it records, so neither exists without the other.
+
+The events form a chain: each carries the hash of the one before (``prev_hash``, empty for the
+first) and its own ``hash``, the SHA-256 of its fields and ``prev_hash``. The database refuses
+UPDATE, DELETE, REPLACE and TRUNCATE; ``verify`` finds any change made around it all the same."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 from typing import Any
 
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from . import exact_json
-from .models import AuditEvent
+from .models import AuditEvent, now
+
+FIELDS = ("at", "actor_id", "actor", "action", "entity", "entity_id", "before", "after")
+#: PostgreSQL: writers of events queue on this transaction lock, so each reads the last hash
+_CHAIN_LOCK = 0x71_6D_63_61  # "qmca"
+
+
+def event_hash(prev_hash: str, event: Mapping[str, Any] | AuditEvent) -> str:
+    """SHA-256 of the event's fields (``at`` in UTC to the microsecond) after ``prev_hash``."""
+    get = event.get if isinstance(event, Mapping) else lambda k: getattr(event, k)
+    at: datetime = get("at")
+    fields = [at.astimezone(timezone.utc).isoformat(timespec="microseconds"), *(get(k) for k in FIELDS[1:])]
+    return hashlib.sha256(json.dumps([prev_hash, *fields], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
 def record(session: Session, who, action: str, entity: str, entity_id, before: Any, after: Any) -> None:
-    session.add(AuditEvent(
-        actor_id=who.id, actor=who.username, action=action, entity=entity, entity_id=str(entity_id),
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CHAIN_LOCK})
+    session.flush()  # this transaction's earlier events first: the chain runs through them
+    last = session.execute(select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)).scalar_one_or_none()
+    event = AuditEvent(
+        at=now(), actor_id=who.id, actor=who.username, action=action, entity=entity, entity_id=str(entity_id),
         before=None if before is None else exact_json.dumps(before),
         after=None if after is None else exact_json.dumps(after),
-    ))
+    )
+    event.prev_hash = last or ""
+    event.hash = event_hash(event.prev_hash, event)
+    session.add(event)
+    session.flush()
+
+
+def first_break(events: Iterable[AuditEvent]) -> tuple[int, str] | None:
+    """The first event (its id and what is wrong) where the chain breaks, or None when whole."""
+    prev = ""
+    for e in events:
+        if e.prev_hash != prev:
+            return e.id, "does not follow the event before it (an event was removed, inserted or replaced)"
+        if e.hash != event_hash(prev, e):
+            return e.id, "was changed after it was written (its hash does not match its fields)"
+        prev = e.hash
+    return None
+
+
+def verify(session: Session) -> tuple[int, tuple[int, str] | None]:
+    """How many events there are and the first break in their chain, if any."""
+    events = session.execute(select(AuditEvent).order_by(AuditEvent.id)).scalars().all()
+    return len(events), first_break(events)

@@ -41,7 +41,7 @@ def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> Taxpayer:
         session.flush()
         record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
     elif who.role == "preparer" and tp.preparer_id != who.id:
-        raise forbidden(f"taxpayer {t.id} is another preparer's client", "taxpayer.id")
+        raise ApiError(404, f"no taxpayer {t.id} that you may see", [("taxpayer.id", f"taxpayer {t.id} not found")])  # as if absent
     return tp
 
 

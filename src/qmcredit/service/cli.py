@@ -50,3 +50,28 @@ def serve(
         uvicorn.run("qmcredit.service.app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info")
     else:
         uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+audit_app = typer.Typer(help="The claims office's audit log.", no_args_is_help=True)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    database_url: Annotated[str | None, typer.Option(
+        help="SQLAlchemy database URL; default $QMCREDIT_DATABASE_URL, else the SQLite file under ./var/.")] = None,
+) -> None:
+    """Check the audit log's hash chain: exit 0 when every event is as written, 1 naming the
+    first event that was changed, removed or inserted."""
+    from .audit import verify
+    from .db import Database
+
+    db = Database(Settings.from_env(database_url=database_url).database_url)
+    try:
+        with db.read() as session:
+            count, broken = verify(session)
+    finally:
+        db.dispose()
+    if broken is not None:
+        typer.echo(f"audit log broken at event {broken[0]}: it {broken[1]} ({count} events)", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"audit log intact: {count} events, each chained to the one before")

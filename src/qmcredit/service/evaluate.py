@@ -6,6 +6,8 @@ is decided before its transaction opens, so a slow decision never holds a lock.
 from __future__ import annotations
 
 import hashlib
+import io
+import zipfile
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -15,6 +17,7 @@ from pathlib import PurePath
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
 import qmcredit
 from qmcredit import ClaimError, Problem
@@ -84,17 +87,67 @@ def payroll_kind(upload: Upload) -> str:
     return kind
 
 
+#: the most payroll rows (employee-months) one claim may bring: 20,000 employees for a year
+MAX_PAYROLL_ROWS = 250_000
+#: the most columns of a payroll table (it has six, and claim_id in a batch)
+MAX_PAYROLL_COLUMNS = 32
+#: the most bytes an .xlsx may unpack to (its zip members' declared sizes, checked before reading)
+MAX_UNPACKED_BYTES = 100 * 1024 * 1024
+
+
+def _too_big(upload: Upload, what: str, limit: int, unit: str) -> ClaimError:
+    return ClaimError([Problem("payroll", f"{upload.filename!r} has {what}; the office reads at most {limit:,} {unit} "
+                               "per claim: split the claim or send the table to `qmcredit batch`")])
+
+
+def check_payroll_size(upload: Upload, kind: str) -> None:
+    """Refuse a table too big to read, from what can be counted without reading it: CSV lines and
+    the header's columns, an .xlsx's unpacked size, a Parquet file's row and column counts."""
+    data = upload.content
+    if kind == "csv":
+        rows = data.count(b"\n") - (1 if data.endswith(b"\n") else 0)
+        columns = data[:data.find(b"\n")].count(b",") + 1
+    elif kind == "xlsx":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                unpacked = sum(i.file_size for i in z.infolist())
+        except (zipfile.BadZipFile, ValueError, OSError):
+            return  # the reader says why it is no spreadsheet
+        if unpacked > MAX_UNPACKED_BYTES:
+            raise _too_big(upload, f"{unpacked:,} bytes unpacked", MAX_UNPACKED_BYTES, "bytes unpacked")
+        return
+    elif kind == "parquet":
+        try:
+            meta = pq.ParquetFile(io.BytesIO(data)).metadata
+        except Exception:  # noqa: BLE001 - pyarrow raises many types for a malformed file; the reader says why
+            return
+        rows, columns = meta.num_rows, meta.num_columns
+    else:
+        return
+    if rows > MAX_PAYROLL_ROWS:
+        raise _too_big(upload, f"{rows:,} rows", MAX_PAYROLL_ROWS, "rows")
+    if columns > MAX_PAYROLL_COLUMNS:
+        raise _too_big(upload, f"{columns:,} columns", MAX_PAYROLL_COLUMNS, "columns")
+
+
 def read_payroll(upload: Upload) -> pl.DataFrame:
-    """The raw payroll table of an upload; a JSON upload is a list of row objects."""
+    """The raw payroll table of an upload; a JSON upload is a list of row objects. Bounded:
+    at most ``MAX_PAYROLL_ROWS`` rows, refused before reading where the format tells."""
     kind = payroll_kind(upload)
+    check_payroll_size(upload, kind)
     if kind != "json":
-        return qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename)
+        table = qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename)
+        if table.height > MAX_PAYROLL_ROWS:
+            raise _too_big(upload, f"{table.height:,} rows", MAX_PAYROLL_ROWS, "rows")
+        return table
     try:
         rows = exact_json.loads(upload.content)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ClaimError([Problem("payroll", f"{upload.filename!r} is not valid JSON: {e}")]) from None
+    except ClaimError as e:
+        raise ClaimError([Problem(f"payroll {p.location}", f"{upload.filename!r}: {p.message}") for p in e.problems]) from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ClaimError([Problem("payroll", f"{upload.filename!r} must be a JSON list of row objects")])
+    if len(rows) > MAX_PAYROLL_ROWS:
+        raise _too_big(upload, f"{len(rows):,} rows", MAX_PAYROLL_ROWS, "rows")
     columns = ("employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation")
     problems = [Problem(f"payroll[{i}].{k}", f"unknown column; a payroll row has {', '.join(columns)}")
                 for i, r in enumerate(rows) for k in r if k not in columns]
@@ -123,13 +176,20 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
             document = document.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")]) from None
-    if payroll is None and names_a_table(document):
+    doc = exact_json.loads(document)  # the one parser; the engine is handed the parsed document
+    employees = doc.get("employees") if isinstance(doc, dict) else None
+    if isinstance(employees, list):
+        months = sum(len(e["hours"]) for e in employees if isinstance(e, dict) and isinstance(e.get("hours"), dict))
+        if months > MAX_PAYROLL_ROWS:
+            raise ClaimError([Problem("employees", f"{months:,} employee-months; the office reads at most "
+                                      f"{MAX_PAYROLL_ROWS:,} per claim: split the claim or use `qmcredit batch`")])
+    if payroll is None and isinstance(doc, dict) and doc.get("payroll") is not None:
         raise ClaimError([Problem("payroll", "the claim names a payroll table: upload it with the claim "
                                   "(multipart field 'payroll'); the service never reads files of its own")])
     if payroll is not None:
         check_upload_names(payroll, "payroll")
     table = read_payroll(payroll) if payroll is not None else None
-    claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
+    claim = qmcredit.claim_from_dict(doc, payroll=table, source="upload")  # no base_dir: the loaders open no file
     _check_storable(claim)
     return Evaluation(document, claim, qmcredit.decide(claim), payroll)
 
@@ -165,8 +225,8 @@ def names_a_table(document: str | bytes) -> bool:
     """Whether a claim document is a header naming a payroll table (FORMAT.md)."""
     try:
         doc = exact_json.loads(document)
-    except ValueError:
-        return False  # the engine reports the syntax error, with its line and column
+    except ClaimError:
+        return False  # evaluate reports it, with its line and column
     return isinstance(doc, dict) and doc.get("payroll") is not None
 
 

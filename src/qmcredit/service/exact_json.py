@@ -1,4 +1,6 @@
-"""JSON that keeps money and hours exact: parsed into ``Decimal``, written back digit for digit."""
+"""JSON that keeps money and hours exact: parsed into ``Decimal`` by the engine's one parser
+(``qmcredit.jsontext``: duplicate keys, NaN, huge numbers and deep nesting refused), written back
+digit for digit."""
 
 from __future__ import annotations
 
@@ -6,14 +8,12 @@ import json
 from decimal import Decimal
 from typing import Any
 
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+from ..jsontext import parse_json
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse JSON with every non-integer number as ``Decimal`` (never a binary float)."""
-    return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
+def loads(text: str | bytes, source: str | None = None) -> Any:
+    """Parse JSON with every number as ``Decimal``; a refusal is a ``ClaimError`` naming the place."""
+    return parse_json(text, source)
 
 
 def dumps(value: Any) -> str:

@@ -9,6 +9,8 @@ different window than its taxpayer's, whatever the order or timing of submission
 
 from __future__ import annotations
 
+import base64
+import zlib
 from datetime import date, datetime, timezone
 from decimal import Decimal
 
@@ -19,6 +21,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     ForeignKeyConstraint,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -64,6 +67,25 @@ class Cents(TypeDecorator):
         return None if value is None else (Decimal(value) / 100).quantize(Decimal("0.01"))
 
 
+class CompactText(TypeDecorator):
+    """Text kept compressed when long (a determination's employee-month trace): zlib, in base64
+    after ``zlib:``; read back as the text written. Short texts are stored as they are."""
+
+    impl = Text
+    cache_ok = True
+    LONG = 64 * 1024
+
+    def process_bind_param(self, value, dialect):
+        if value is None or len(value) <= self.LONG:
+            return value
+        return "zlib:" + base64.b64encode(zlib.compress(value.encode("utf-8"), 6)).decode("ascii")
+
+    def process_result_value(self, value, dialect):
+        if value is None or not value.startswith("zlib:"):
+            return value
+        return zlib.decompress(base64.b64decode(value[5:])).decode("utf-8")
+
+
 class UTCDateTime(TypeDecorator):
     """A timestamp stored and returned in UTC (SQLite keeps no time zone)."""
 
@@ -103,6 +125,32 @@ class ApiToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SignInSession(Base):
+    """A person's signed-in session, kept on the server: the cookie holds only its random key
+    (of which the SHA-256 is stored); signing out ends it here, whatever copy of the cookie lives on."""
+
+    __tablename__ = "sign_in_sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SignInFailure(Base):
+    """A wrong password, by user name and address: the guess limits count them."""
+
+    __tablename__ = "sign_in_failures"
+    __table_args__ = (Index("ix_sign_in_failures_username_at", "username", "at"),
+                      Index("ix_sign_in_failures_address_at", "address", "at"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(80))
+    address: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
 
 
 class Taxpayer(Base):
@@ -193,7 +241,7 @@ class Revision(Base):
     number: Mapped[int] = mapped_column(Integer)
     document: Mapped[str] = mapped_column(Text)
     payroll_document_id: Mapped[int | None] = mapped_column(ForeignKey("documents.id"))
-    determination: Mapped[str] = mapped_column(Text)
+    determination: Mapped[str] = mapped_column(CompactText)
     reason: Mapped[str] = mapped_column(Text, default="")
     author_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
@@ -263,8 +311,9 @@ class EvidenceRequest(Base):
 
 
 class AuditEvent(Base):
-    """Who changed what, when, with the record before and after. Append-only: the migration adds
-    triggers that refuse UPDATE and DELETE on this table."""
+    """Who changed what, when, with the record before and after. Append-only: the migrations add
+    triggers that refuse UPDATE, DELETE, REPLACE (SQLite) and TRUNCATE (PostgreSQL); and chained:
+    ``hash`` covers the event and ``prev_hash``, the hash of the event before (``audit.event_hash``)."""
 
     __tablename__ = "audit_events"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -276,3 +325,5 @@ class AuditEvent(Base):
     entity_id: Mapped[str] = mapped_column(String(40))
     before: Mapped[str | None] = mapped_column(Text)
     after: Mapped[str | None] = mapped_column(Text)
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
+    hash: Mapped[str | None] = mapped_column(String(64))

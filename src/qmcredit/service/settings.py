@@ -21,11 +21,14 @@ def default_database_url() -> str:
 class Settings:
     """``database_url``: SQLAlchemy URL (QMCREDIT_DATABASE_URL); ``upload_limit``: the largest
     request body accepted, in bytes (QMCREDIT_UPLOAD_LIMIT); ``session_secret``: the key that signs
-    session cookies (QMCREDIT_SESSION_SECRET; a random one per process when unset)."""
+    session cookies (QMCREDIT_SESSION_SECRET; a random one per process when unset);
+    ``secure_cookies``: behind TLS, the session cookie is ``Secure`` and answers carry HSTS
+    (QMCREDIT_SECURE_COOKIES=1)."""
 
     database_url: str = field(default_factory=default_database_url)
     upload_limit: int = DEFAULT_UPLOAD_LIMIT
     session_secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    secure_cookies: bool = False
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -37,5 +40,7 @@ class Settings:
             values["upload_limit"] = int(env["QMCREDIT_UPLOAD_LIMIT"])
         if env.get("QMCREDIT_SESSION_SECRET"):
             values["session_secret"] = env["QMCREDIT_SESSION_SECRET"]
+        if env.get("QMCREDIT_SECURE_COOKIES"):
+            values["secure_cookies"] = env["QMCREDIT_SECURE_COOKIES"].strip().lower() in ("1", "true", "yes")
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

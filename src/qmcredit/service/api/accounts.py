@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from fastapi import APIRouter, Depends, Request
 from sqlalchemy import select
 
+from .. import auth
+from ..access import require
 from ..audit import record
-from ..auth import Principal, issue_token, password_matches
+from ..auth import Principal, issue_token
 from ..db import Database
-from ..errors import ApiError, not_found
+from ..errors import not_found
 from ..models import ApiToken, User, now
 from .deps import database, principal
 from .responses import COMMON, ExactJSONResponse, RecordId, errors
@@ -17,38 +21,37 @@ from .schemas import MeOut, SessionIn, TokenIn, TokenOut
 router = APIRouter(tags=["accounts"])
 
 
-@router.post("/session", response_model=MeOut, responses=errors(400, 401, 422))
+@router.post("/session", response_model=MeOut, responses=errors(400, 401, 422, 429))
 def sign_in(body: SessionIn, request: Request, db: Database = Depends(database)):
-    """Sign in with a password: sets the signed session cookie."""
-    with db.read() as session:
-        user = session.execute(select(User).where(User.username == body.username)).scalar_one_or_none()
-        ok = user is not None and password_matches(user.password_hash, body.password)
-    if not ok:
-        raise ApiError(401, "wrong username or password", [("body.password", "does not match")])
-    request.session.clear()
-    request.session["user_id"] = user.id
-    db.write(lambda s: record(s, Principal(user.id, user.username, user.role), "session.sign_in", "user", user.id, None, None))
-    return ExactJSONResponse({"id": user.id, "username": user.username, "role": user.role})
+    """Sign in with a password: a server-side session, its key in the signed session cookie. The
+    answer carries the session's CSRF token, sent back as ``X-CSRF-Token`` with every change."""
+    who = auth.sign_in(db, request, body.username, body.password)
+    return ExactJSONResponse({"id": who.id, "username": who.username, "role": who.role, "csrf_token": request.session["csrf"]})
 
 
 @router.delete("/session", status_code=204, responses=errors(400))
-def sign_out(request: Request):
-    request.session.clear()
+def sign_out(request: Request, db: Database = Depends(database)):
+    """Sign out: the session ends on the server, so no copy of its cookie signs in again."""
+    auth.sign_out(db, request)
 
 
 @router.get("/me", response_model=MeOut, responses=COMMON)
-def me(who: Principal = Depends(principal)):
-    return ExactJSONResponse({"id": who.id, "username": who.username, "role": who.role})
+def me(request: Request, who: Principal = Depends(principal)):
+    csrf = request.session.get("csrf") if "authorization" not in request.headers else None
+    return ExactJSONResponse({"id": who.id, "username": who.username, "role": who.role, "csrf_token": csrf})
 
 
 @router.post("/tokens", status_code=201, response_model=TokenOut, responses=errors(400, 401, 403, 422))
 def new_token(body: TokenIn, who: Principal = Depends(principal), db: Database = Depends(database)):
-    """An API token for the signed-in user's programs; shown once, stored as its SHA-256."""
+    """An API token for the signed-in user's programs (preparers and examiners; auditors read with
+    their session); shown once, stored as its SHA-256, valid for ``days``."""
+    require(who, "preparer", "examiner")
+
     def work(session):
         user = session.get(User, who.id)
-        token = issue_token(session, user, body.name)
-        row_id = session.execute(select(ApiToken.id).where(ApiToken.user_id == user.id).order_by(ApiToken.id.desc())).scalars().first()
-        return {"id": row_id, "name": body.name, "token": token}
+        token = issue_token(session, user, body.name, timedelta(days=body.days))
+        row = session.execute(select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.id.desc())).scalars().first()
+        return {"id": row.id, "name": body.name, "token": token, "expires_at": row.expires_at.isoformat()}
     return ExactJSONResponse(db.write(work), status_code=201)
 
 

@@ -213,8 +213,8 @@ async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Da
     body = await request.body()
     try:
         period = exact_json.loads(body)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ClaimError([Problem("period", f"not valid JSON: {e}")]) from None
+    except ClaimError as e:
+        raise ClaimError([Problem(f"period {p.location}", p.message) for p in e.problems]) from None
     if not isinstance(period, dict):
         raise ClaimError([Problem("period", "must be a JSON object with start, end and liability")])
     rev, upload = await run_in_threadpool(_stored, db, who, claim_id)

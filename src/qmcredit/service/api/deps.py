@@ -1,11 +1,17 @@
-"""Request dependencies: the database and the signed-in principal."""
+"""Request dependencies: the database and the signed-in principal. A change made with the
+session cookie (not a token) must carry the session's CSRF token in ``X-CSRF-Token``."""
 
 from __future__ import annotations
+
+import secrets
 
 from fastapi import Depends, Request
 
 from ..auth import Principal, principal_from_request
 from ..db import Database
+from ..errors import ApiError
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 def database(request: Request) -> Database:
@@ -14,4 +20,10 @@ def database(request: Request) -> Database:
 
 def principal(request: Request, db: Database = Depends(database)) -> Principal:
     with db.read() as session:
-        return principal_from_request(request, session)
+        who = principal_from_request(request, session)
+    if request.method not in SAFE_METHODS and "authorization" not in request.headers:
+        sent, token = request.headers.get("x-csrf-token"), request.session.get("csrf")
+        if not (sent and isinstance(token, str) and secrets.compare_digest(sent.encode(), token.encode())):
+            raise ApiError(403, "a change made with the session cookie needs the session's CSRF token",
+                           [("header.x-csrf-token", "missing or not this session's: it is in the answer of POST /session and GET /me")])
+    return who

@@ -33,7 +33,7 @@ def errors(*codes: int) -> dict:
     described = {400: "Malformed request", 401: "Not signed in", 403: "Not allowed for this role",
                  404: "No such record that you may see", 409: "Conflicts with the stored state",
                  413: "Body larger than the upload limit", 415: "Unsupported content type",
-                 422: "Invalid field(s), each named"}
+                 422: "Invalid field(s), each named", 429: "Too many wrong passwords: wait"}
     return {c: {"model": ErrorOut, "description": described[c]} for c in codes}
 
 

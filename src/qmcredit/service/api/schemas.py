@@ -141,15 +141,18 @@ class MeOut(BaseModel):
     id: int
     username: str
     role: Literal[ROLES]  # type: ignore[valid-type]
+    csrf_token: str | None = Field(None, description="signed in with the session cookie: send it as X-CSRF-Token with every change")
 
 
 class TokenIn(_In):
     name: str = Field(min_length=1, max_length=120, pattern=PLAIN)
+    days: int = Field(90, ge=1, le=365, description="the token signs in for this many days")
 
 
 class TokenOut(BaseModel):
     id: int
     name: str
+    expires_at: str
     token: str = Field(description="shown once; only its SHA-256 is stored")
 
 

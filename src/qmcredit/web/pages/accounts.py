@@ -7,12 +7,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy import select
 
+from ...service import auth
 from ...service.access import visible
-from ...service.audit import record
-from ...service.auth import Principal, password_matches
+from ...service.auth import Principal
 from ...service.errors import ApiError
-from ...service.models import Claim, Location, Taxpayer, User
-from .guard import CSRF_FIELD, check_csrf, signed_in, viewer
+from ...service.models import Claim, Location, Taxpayer
+from .guard import check_csrf, signed_in, viewer
 from .render import page, refusal
 
 router = APIRouter(include_in_schema=False)
@@ -39,17 +39,11 @@ async def signin(request: Request):
         check_csrf(request, form)
     except ApiError as e:
         return refusal(request, None, e, back="/signin")
-    db = request.app.state.db
-    with db.read() as session:
-        user = session.execute(select(User).where(User.username == username)).scalar_one_or_none()
-        ok = user is not None and password_matches(user.password_hash, password)
-    if not ok:
-        return page(request, "signin.html", None, status=401, next=target, username=username,
-                    error="Wrong username or password. Check both and try again.")
-    request.session.clear()
-    request.session["user_id"] = user.id
-    request.session.pop(CSRF_FIELD, None)  # a new token for the signed-in session
-    db.write(lambda s: record(s, Principal(user.id, user.username, user.role), "session.sign_in", "user", user.id, None, None))
+    try:  # the service's sign-in: guess limits, a server-side session with a new CSRF token
+        auth.sign_in(request.app.state.db, request, username, password)
+    except ApiError as e:
+        return page(request, "signin.html", None, status=e.status, next=target, username=username,
+                    error="Wrong username or password. Check both and try again." if e.status == 401 else e.error)
     return RedirectResponse(target, status_code=303)
 
 
@@ -60,7 +54,7 @@ async def signout(request: Request):
         check_csrf(request, form)
     except ApiError as e:
         return refusal(request, signed_in(request), e, back="/claims")
-    request.session.clear()
+    auth.sign_out(request.app.state.db, request)
     return RedirectResponse("/signin", status_code=303)
 
 

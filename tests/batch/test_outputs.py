@@ -1,0 +1,128 @@
+"""Issue 14, items 6 and 7, through ``qmcredit batch`` run as a user runs it: a finished run is one
+(a fresh folder swapped in, ``manifest.json`` naming every file with its SHA-256 and the inputs),
+a killed run never looks finished and leaves no scratch folders once rerun; payroll claim ids of
+another type, and claims with no payroll row, are problems on the claims; a truncated Parquet file
+or a CSV that is not UTF-8 is named with its place (exit 1, not 3)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from qmcredit.batch import synth
+
+EXE = Path(sys.executable).parent / "qmcredit"
+
+
+def batch(*args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(EXE), "batch", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, Path]:
+    return synth.write(tmp_path_factory.mktemp("tables"), 300, 5, kind="parquet")
+
+
+def _manifest_holds(out: Path) -> dict:
+    manifest = json.loads((out / "manifest.json").read_text())
+    listed = set(manifest["files"]) | {"manifest.json"}
+    assert {p.name for p in out.iterdir()} == listed
+    for name, entry in manifest["files"].items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == entry["sha256"], name
+    return manifest
+
+
+def test_a_finished_run_has_a_manifest_naming_every_file_and_the_inputs(tables, tmp_path):
+    out = tmp_path / "out"
+    r = batch(tables["claims"], tables["payroll"], "--periods", tables["periods"], "--out", out, "--jsonl", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    manifest = _manifest_holds(out)
+    assert set(manifest["files"]) == {"claims.parquet", "ledger.parquet", "determinations.jsonl", "summary.json"}
+    assert manifest["inputs"]["payroll"]["path"] == str(tables["payroll"].resolve())
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no scratch folder beside or inside
+
+
+def test_a_killed_run_never_looks_finished_and_a_rerun_cleans_up(tables, tmp_path):
+    out = tmp_path / "out"
+    assert batch(tables["claims"], tables["payroll"], "--out", out, "--jobs", "1").returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    big = synth.write(tmp_path / "big", 6000, 9, kind="parquet")
+    proc = subprocess.Popen([str(EXE), "batch", str(big["claims"]), str(big["payroll"]), "--out", str(out), "--jobs", "1", "--jsonl"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    # --out is the former run, whole (or the new one, whole, had it finished): never a mix
+    now = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert now == before or _manifest_holds(out)["inputs"]["claims"]["path"] == str(big["claims"].resolve())
+    r = batch(tables["claims"], tables["payroll"], "--out", out, "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    _manifest_holds(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "out"]  # the killed run's folder is gone
+
+
+def test_out_holding_other_files_is_refused(tables, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    r = batch(tables["claims"], tables["payroll"], "--out", tmp_path)
+    assert r.returncode == 2 and "notes.txt" in r.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_payroll_claim_ids_of_another_type_are_a_problem_on_every_claim(tmp_path):
+    claims = tmp_path / "claims.parquet"
+    pl.DataFrame({"claim_id": ["1", "2"], "taxpayer_id": ["22-1", "22-2"], "tax": ["cbt", "cbt"],
+                  "municipality": ["Camden", "Camden"], "operations_began": ["2004-03-15", "2004-03-15"],
+                  "periods": ['[{"start": "2005-01-01", "end": "2005-12-31", "liability": "1000.00", "minimum_tax": "500.00"}]'] * 2}
+                 ).write_parquet(claims)
+    payroll = tmp_path / "payroll.parquet"
+    pl.DataFrame({"claim_id": [1, 2], "employee_id": ["E1", "E1"], "month": ["2004-05", "2004-05"], "hours": ["160", "160"]}
+                 ).write_parquet(payroll)
+    r = batch(claims, payroll, "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    out = pl.read_parquet(tmp_path / "out" / "claims.parquet")
+    assert out.get_column("status").to_list() == ["invalid", "invalid"]
+    (problem,) = json.loads(out.get_column("problems")[0])
+    assert problem["location"] == "claim_id" and "Int64" in problem["message"] and "String" in problem["message"]
+    assert pl.read_parquet(tmp_path / "out" / "ledger.parquet").height == 0
+
+
+def test_a_claim_without_payroll_rows_is_a_problem(tables, tmp_path):
+    claims = pl.read_parquet(tables["claims"])
+    payroll = pl.read_parquet(tables["payroll"])
+    first = claims.get_column("claim_id")[0]
+    thinned = tmp_path / "payroll.parquet"
+    payroll.filter(pl.col("claim_id") != first).write_parquet(thinned)
+    r = batch(tables["claims"], thinned, "--periods", tables["periods"], "--out", tmp_path / "out", "--jsonl")
+    assert r.returncode == 0, r.stderr
+    row = pl.read_parquet(tmp_path / "out" / "claims.parquet").filter(pl.col("claim_id") == first).row(0, named=True)
+    assert row["status"] == "invalid" and f"no row of payroll.parquet has claim_id {first!r}" in row["problems"]
+    jsonl = {d["claim_id"]: d for d in map(json.loads, (tmp_path / "out" / "determinations.jsonl").read_text().splitlines())}
+    assert jsonl[first]["problems"][0]["location"] == "payroll"
+
+
+def test_a_truncated_parquet_file_is_named_exit_1(tables, tmp_path):
+    cut = tmp_path / "payroll.parquet"
+    data = tables["payroll"].read_bytes()
+    cut.write_bytes(data[: len(data) - 200])
+    r = batch(tables["claims"], cut, "--out", tmp_path / "out")
+    assert r.returncode == 1, r.stderr
+    assert f"{cut}: is not a whole Parquet file" in r.stderr and "internal error" not in r.stderr
+    assert not (tmp_path / "out").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["payroll.parquet"]
+
+
+def test_a_csv_that_is_not_utf8_is_named_with_its_line_exit_1(tmp_path):
+    paths = synth.write(tmp_path / "csv", 30, 3, kind="csv")
+    lines = paths["payroll"].read_bytes().split(b"\n")
+    lines[41] = lines[41].replace(b"E", b"\xff", 1)
+    paths["payroll"].write_bytes(b"\n".join(lines))
+    r = batch(paths["claims"], paths["payroll"], "--out", tmp_path / "out")
+    assert r.returncode == 1, r.stderr
+    assert f"{paths['payroll']} line 42: byte" in r.stderr and "is not UTF-8" in r.stderr

@@ -1,0 +1,87 @@
+"""Issue 14, item 3: the audit log cannot be rewritten. REPLACE (SQLite) and TRUNCATE (PostgreSQL)
+are refused by the database; every event carries the hash of the one before, and
+``qmcredit audit verify`` (run as a user runs it) names the first event changed around the triggers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from alembic import command
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import DatabaseError
+
+from qmcredit.service.db import alembic_config
+
+from .conftest import example, variant
+
+EXE = Path(sys.executable).parent / "qmcredit"
+
+
+def _verify(url: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(EXE), "audit", "verify", "--database-url", url], capture_output=True, text=True, timeout=120)
+
+
+def _file_some(office) -> None:
+    for name in ("01", "02"):
+        assert office.client.post("/api/v1/claims?submit=true", content=example(name), headers=office.auth("preparer")).status_code == 201
+
+
+def test_the_database_refuses_to_rewrite_the_audit_log(office):
+    _file_some(office)
+    postgres = office.db.engine.dialect.name == "postgresql"
+    attacks = (["TRUNCATE audit_events", "UPDATE audit_events SET actor = 'x'", "DELETE FROM audit_events"] if postgres else [
+        "INSERT OR REPLACE INTO audit_events (id, at, actor, action, entity, entity_id) VALUES (1, '2020-01-01', 'x', 'y', 'z', '1')",
+        "REPLACE INTO audit_events (id, at, actor, action, entity, entity_id) VALUES (2, '2020-01-01', 'x', 'y', 'z', '1')",
+        "UPDATE audit_events SET actor = 'x'", "DELETE FROM audit_events"])
+    for sql in attacks:
+        with pytest.raises(DatabaseError, match="append-only"):
+            with office.db.engine.begin() as conn:
+                conn.execute(text(sql))
+    result = _verify(office.url)
+    assert result.returncode == 0 and "intact" in result.stdout, result.stderr
+
+
+def test_audit_verify_names_the_first_event_changed_around_the_triggers(office):
+    _file_some(office)
+    with office.db.engine.begin() as conn:  # an owner of the database drops the trigger and edits an event
+        if office.db.engine.dialect.name == "postgresql":
+            conn.execute(text("DROP TRIGGER audit_events_append_only ON audit_events"))
+        else:
+            conn.execute(text("DROP TRIGGER audit_events_no_update"))
+        third = conn.execute(text("SELECT id FROM audit_events ORDER BY id LIMIT 1 OFFSET 2")).scalar_one()
+        conn.execute(text("UPDATE audit_events SET actor = 'someone else' WHERE id = :i"), {"i": third})
+    result = _verify(office.url)
+    assert result.returncode == 1, result.stdout
+    assert f"audit log broken at event {third}: it was changed after it was written" in result.stderr
+
+
+def test_concurrent_writers_keep_one_chain(office):
+    """PostgreSQL writes concurrently: the chain lock keeps each event after the one before."""
+    def file(i):
+        office.client.post("/api/v1/claims", content=variant("01", ein=f"99-00000{i:02d}"), headers=office.auth("preparer"))
+    threads = [threading.Thread(target=file, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert _verify(office.url).returncode == 0
+
+
+def test_events_written_before_the_chain_are_chained_by_the_migration(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    engine = create_engine(url)
+    cfg = alembic_config(engine)
+    command.upgrade(cfg, "0001")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO users (id, username, role, created_at) VALUES (1, 'p', 'preparer', '2026-01-01 00:00:00')"))
+        for i in range(3):
+            conn.execute(text("INSERT INTO audit_events (at, actor_id, actor, action, entity, entity_id, after) "
+                              "VALUES (:at, 1, 'p', 'user.create', 'user', '1', '{}')"), {"at": f"2026-01-0{i + 1} 00:00:00.000000"})
+    command.upgrade(cfg, "head")
+    engine.dispose()
+    result = _verify(url)
+    assert result.returncode == 0 and "3 events" in result.stdout, result.stderr
