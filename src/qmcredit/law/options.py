@@ -24,6 +24,9 @@ class Options(BaseModel):
         "form_313", description="L5: periods after the period of allowance in which a credit may be used; null = no limit (the statute's text); default: the Form 313 instructions' five"
     )
     refund: bool = Field(True, description="R3: take the refundable part of the year-one credit (false carries it all forward)")
+    pay_period_allocation: Literal["weekdays", "calendar_days", "end_month"] = Field(
+        "weekdays", description="P6: a pay period's hours go to its months by weekdays, by calendar days, or all to the month of its last day"
+    )
 
     @field_validator("carryforward_periods", mode="before")
     @classmethod
