@@ -255,6 +255,17 @@ def _kind(p: Problem) -> str:
     return _QUOTED.sub("_", p.message)
 
 
+_ROW = re.compile(r"^(.*\b)(line|row) (\d+)$")
+
+
+def _rows_text(locations: list[str]) -> str:
+    """``t.csv line 8; t.csv line 9`` -> ``t.csv lines 8, 9``."""
+    parts = [_ROW.match(x) for x in locations]
+    if all(parts) and len({(m.group(1), m.group(2)) for m in parts}) == 1:
+        return f"{parts[0].group(1)}{parts[0].group(2)}s {', '.join(m.group(3) for m in parts)}"
+    return "; ".join(locations)
+
+
 def grouped(problems: list[Problem]) -> list[Problem]:
     """One problem per column and kind of problem (FORMAT.md: every distinct problem, at once):
     a problem of many rows is given once, with the count, the first one's words and the first
@@ -270,7 +281,7 @@ def grouped(problems: list[Problem]) -> list[Problem]:
         first = ps[0]
         column, sep, rest = first.message.partition(": ")
         more = f" and {len(ps) - _SHOWN} more" if len(ps) > _SHOWN else ""
-        where = "; ".join(p.location for p in ps[:_SHOWN]) + more
+        where = _rows_text([p.location for p in ps[:_SHOWN]]) + more
         if sep and " " not in column:
             message = f"{column}: {len(ps)} rows like this: {rest}"
         else:

@@ -45,6 +45,11 @@ class Imported:
     problems: list[Problem] = field(default_factory=list)
     sheets: list[str] = field(default_factory=list)
     preview: list[dict] = field(default_factory=list)   # the first rows as found, by header
+    values: dict[str, dict[str, str | None]] = field(default_factory=dict)  # field -> export word -> table word (None: unknown)
+
+    def formats_for_saving(self) -> dict[str, str]:
+        """The formats found, as a mapping file's ``date_format`` (Excel date cells need none)."""
+        return {f: v for f, v in self.formats.items() if v != dates.EXCEL}
 
 
 @dataclass
@@ -262,14 +267,13 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
         n = len(keep)
     source = [f"{where} {k}" for k in grid.numbers]
     formats: dict[str, str] = {}
-    chosen = {**({f: mapping.date_format["*"] for f in DATE_FIELDS} if "*" in mapping.date_format else {}),
-              **{f: v for f, v in mapping.date_format.items() if f != "*"}}
+    chosen = mapping.date_format
     bad_rows: set[int] = set()
+    sums = ""
+    seen_values: dict[str, dict[str, str | None]] = {}
     for f, hs in columns.items():
         if f == "hours":
             out["hours"], sums = _hours(grid, hs)
-            if len(hs) > 1:
-                source = [s + sums for s in source]
             continue
         values = [None if v is None else str(v) for v in _column(grid, hs[0])]
         if f in DATE_FIELDS:
@@ -299,6 +303,7 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
             out[f] = conv
         elif f in ("basis", "relation", "owner_relation"):
             table = mapping.value_map("basis" if f == "basis" else "relation")
+            seen_values[f] = {v: table.get(v.strip().lower()) for v in sorted({v for v in values if v is not None})}
             words = []
             for i, v in enumerate(values):
                 w = table.get(v.strip().lower()) if v is not None else ""
@@ -324,13 +329,15 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
         mine = out.pop("_owner")
         given = out.get("ownership_interest") or [None] * n
         out["ownership_interest"] = [o or g for o, g in zip(mine, given)]
+    if len(columns["hours"]) > 1:  # the trace names the columns summed (RULES.md, open question "paid leave")
+        source = [s + sums for s in source]
     table = pl.DataFrame({**out, "source": source}, schema={**{c: pl.Utf8 for c in out}, "source": pl.Utf8})
     if bad_rows:
         table = table.with_row_index("_i").filter(~pl.col("_i").is_in(sorted(bad_rows))).drop("_i")
     preview = [{h: r[j] for j, h in enumerate(grid.headers) if h} for r in grid.rows[:5]]
     if columns.get("hours") and len(columns["hours"]) > 1:
         notes.append(f"hours = {' + '.join(map(repr, columns['hours']))} (hours worked; paid leave is not counted: RULES.md)")
-    return Imported(table, present, columns, formats, notes, problems, sheets, preview)
+    return Imported(table, present, columns, formats, notes, problems, sheets, preview, seen_values)
 
 
 def _hours(grid: _Grid, headers: list[str]) -> tuple[list[str | None], str]:
