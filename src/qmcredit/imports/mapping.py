@@ -20,7 +20,7 @@ from ..problems import ClaimError, Problem
 #: columns (their sum is the row's hours: RULES.md, open question "paid leave"); ``relation`` is
 #: one column for both P1 fields (Owner -> ownership_interest, Son -> descendant, ...).
 FIELDS = (
-    "employee_id", "name", "ssn", "month", "period_start", "period_end", "hours", "basis",
+    "claim_id", "employee_id", "name", "ssn", "month", "period_start", "period_end", "hours", "basis",
     "ownership_interest", "owner_relation", "relation", "hired", "separated",
 )
 DATE_FIELDS = ("month", "period_start", "period_end", "hired", "separated")
@@ -33,6 +33,7 @@ def _key(text: str) -> str:
 # Header words, by field, as exports spell them (compared after lower-casing and turning
 # punctuation into spaces). The first field whose list holds a header takes it.
 _NAMES: dict[str, tuple[str, ...]] = {
+    "claim_id": ("claim_id", "claim id", "claim"),
     "employee_id": ("employee id", "employee_id", "emp id", "empid", "employee number", "employee no", "employee #", "emp no",
                     "emp #", "emp number", "ee id", "ee #", "employee code", "emp code", "worker id", "staff id", "id", "badge",
                     "file #", "file number", "payroll id", "personnel number", "clock #"),

@@ -27,7 +27,7 @@ CANONICAL = ("employee_id", "month", "hours", "basis", "ownership_interest", "ow
 PAY_PERIOD = ("period_start", "period_end")
 PEOPLE = ("name", "ssn", "hired", "separated")
 #: The columns ``import_table`` may give besides ``source`` (text).
-OUTPUT = ("employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation", *PAY_PERIOD, *PEOPLE)
+OUTPUT = ("claim_id", "employee_id", "month", "hours", "basis", "ownership_interest", "owner_relation", *PAY_PERIOD, *PEOPLE)
 _SCAN = 30  # rows searched for the header
 _TOTALS = re.compile(r"^\s*(grand\s+|sub\s*-?\s*)?totals?\b|^\s*sum\s*$|^\s*totals?\s*:", re.IGNORECASE)
 
