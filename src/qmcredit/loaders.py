@@ -89,12 +89,12 @@ def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str
     return read.table
 
 
-def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
+def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
     """Embedded employees -> raw payroll rows, each row naming its JSON location."""
     cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
     found: list[Problem] = []
     if not isinstance(employees, list):
-        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem("employees", "must be a list of employees")]
+        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem("employees", "must be a list of employees")], None
     seen: dict[str, int] = {}
     who: list[dict] = []
     for i, raw in enumerate(employees):
@@ -123,9 +123,8 @@ def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
             who.append({"employee_id": emp.id, "source": f"employees[{i}]", "name": emp.name, "ssn": emp.ssn,
                         "hired": emp.hired and emp.hired.isoformat(), "separated": emp.separated and emp.separated.isoformat()})
     table = pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols})
-    if who:  # the people (FORMAT.md, "Who the employees are"): one row each, beside the hours
-        table = pl.concat([table, pl.DataFrame(who, schema={c: pl.Utf8 for c in who[0]})], how="diagonal")
-    return table, found
+    # the people (FORMAT.md, "Who the employees are"): one row each
+    return table, found, pl.DataFrame(who, schema={c: pl.Utf8 for c in who[0]}) if who else None
 
 
 @dataclass
@@ -153,15 +152,17 @@ def _roster(settings: Settings, found: list[Problem]) -> pl.DataFrame | None:
     return read.table
 
 
-def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.DataFrame | None, found: list[Problem]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """Raw rows -> raw monthly rows and the people: the roster joined, pay periods allocated (P6)."""
+def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.DataFrame | None, found: list[Problem],
+                  who: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Raw rows -> raw monthly rows and the people (of the rows, or ``who``): the roster joined,
+    pay periods allocated (P6)."""
     if roster is not None and not roster.is_empty():
         fills = [c for c in P.ROSTER_FILLS if c in roster.columns and c not in raw.columns]
         if fills:
             raw = raw.join(roster.select(pl.col("employee_id").str.strip_chars(), *fills).unique("employee_id", keep="first"),
                            left_on=pl.col("employee_id").cast(pl.Utf8).str.strip_chars(), right_on="employee_id", how="left",
                            suffix="_roster").drop("employee_id_roster", strict=False)
-    people, problems = P.extract(raw)
+    people, problems = P.extract(raw if who is None else who)
     found += problems
     if roster is not None:
         roster_people, problems = P.extract(roster)
@@ -203,9 +204,9 @@ def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source
     if payroll is not None:
         raw, people = _payroll_rows(payroll, header, _roster(settings, found), found)
     elif "employees" in doc:
-        raw, emp_problems = _employees_table(doc["employees"])
+        raw, emp_problems, who = _employees_table(doc["employees"])
         found += emp_problems
-        raw, people = _payroll_rows(raw, header, _roster(settings, found), found)
+        raw, people = _payroll_rows(raw, header, _roster(settings, found), found, who)
     else:
         if not doc.get("payroll"):
             found.append(Problem("employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))

@@ -329,7 +329,7 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
         mine = out.pop("_owner")
         given = out.get("ownership_interest") or [None] * n
         out["ownership_interest"] = [o or g for o, g in zip(mine, given)]
-    if len(columns["hours"]) > 1:  # the trace names the columns summed (RULES.md, open question "paid leave")
+    if len(columns.get("hours", [])) > 1:  # the trace names the columns summed (RULES.md, open question "paid leave")
         source = [s + sums for s in source]
     table = pl.DataFrame({**out, "source": source}, schema={**{c: pl.Utf8 for c in out}, "source": pl.Utf8})
     if bad_rows:
