@@ -72,6 +72,7 @@ class Detected:
     format: str | None
     values: dict[str, str | None]
     problem: str | None = None
+    candidates: tuple[str, ...] = ()  # with ``problem``: the formats that fit every value
 
 
 def _text(ymd: tuple[int, int, int | None], month: bool) -> str:
@@ -94,7 +95,7 @@ def detect(field: str, distinct: list[str], chosen: str | None = None, excel: bo
         texts = {f: tuple(_text(reads[f][v], month) for v in distinct) for f in full}
         if len(set(texts.values())) > 1:
             example = next(v for v in distinct if len({_text(reads[f][v], month) for f in full}) > 1)
-            return Detected(None, {}, (
+            return Detected(None, {}, candidates=tuple(full), problem=(
                 f"the values fit {' and '.join(full)} ({example!r} is {' or '.join(_text(reads[f][example], month) for f in full)}); "
                 f"choose one with --date-format {field}={full[0].replace(' ', '_')!s} or the mapping file's date_format"))
         full = full[:1]

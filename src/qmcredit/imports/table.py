@@ -271,14 +271,22 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     bad_rows: set[int] = set()
     sums = ""
     seen_values: dict[str, dict[str, str | None]] = {}
+    # a date column that fits two formats takes the one another date column of the table settles
+    detected = {f: dates.detect(f, sorted({str(v) for v in _column(grid, hs[0]) if v is not None}), chosen.get(f),
+                                grid.headers.index(hs[0]) in grid.excel_dates) for f, hs in columns.items() if f in DATE_FIELDS}
+    settled = {d.format for d in detected.values() if d.format and not d.problem}
+    for f, d in detected.items():
+        fits = [c for c in d.candidates if c in settled]
+        if d.problem and len(fits) == 1:
+            detected[f] = dates.detect(f, sorted({str(v) for v in _column(grid, columns[f][0]) if v is not None}), fits[0])
+            notes.append(f"{f}: {fits[0]}, as the table's other dates (its values alone fit {' and '.join(d.candidates)})")
     for f, hs in columns.items():
         if f == "hours":
             out["hours"], sums = _hours(grid, hs)
             continue
         values = [None if v is None else str(v) for v in _column(grid, hs[0])]
         if f in DATE_FIELDS:
-            excel = grid.headers.index(hs[0]) in grid.excel_dates
-            found = dates.detect(f, sorted({v for v in values if v is not None}), chosen.get(f), excel)
+            found = detected[f]
             if found.problem:
                 problems.append(Problem(name, f"{f} ({hs[0]!r}): {found.problem}"))
                 bad_rows.update(range(n))
