@@ -242,3 +242,26 @@ def test_embedded_employees_carry_who_they_are():
     with pytest.raises(ClaimError) as e:
         qmcredit.claim_from_dict(doc)
     assert e.value.problems[0].location == "employees[1].ssn"
+
+
+def test_cli_from_export_to_form_313_in_three_commands(tmp_path):
+    """Issue 13: from an Excel export (title rows, second sheet, date cells, status words) to the
+    Form 313 PDF in three commands, no script: preview and save the mapping, validate, form313."""
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "qmcredit"
+    run = lambda *a: subprocess.run([str(exe), *map(str, a)], capture_output=True, text=True, cwd=tmp_path, timeout=120)  # noqa: E731
+    name = "01-expansion-cap-carryforward"
+    (tmp_path / "export.xlsx").write_bytes(_workbook(load_doc(EXAMPLES / f"{name}.claim.json"), totals=False))
+    header(tmp_path, name, "export.xlsx")
+    shown = run("columns", "export.xlsx", "--sheet", "Hours", "--save-mapping", "payroll-mapping.toml")
+    assert shown.returncode == 0, shown.stderr
+    assert "'Month'" in shown.stdout and "Excel date cells" in shown.stdout and "'FT' -> permanent" in shown.stdout
+    checked = run("validate", "claim.json", "--mapping", "payroll-mapping.toml")
+    assert checked.returncode == 0, checked.stderr
+    made = run("form313", "claim.json", "--mapping", "payroll-mapping.toml", "--period", "1", "--out", "form313.pdf")
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "form313.pdf").read_bytes()[:5] == b"%PDF-"
+    wrong = run("validate", "claim.json", "--columns", 'hours="Hours Paid"')
+    assert wrong.returncode == 1 and "'Hours Paid' is not a column of the table" in " ".join(wrong.stderr.split())
