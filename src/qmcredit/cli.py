@@ -152,13 +152,17 @@ def columns(
     from .imports.preview import chosen_mapping, lines
     from .loaders import grouped, import_payroll
 
+    from .imports.table import Unmapped
+
     given = mapping_from(columns, mapping, sheet, date_format)
     try:
         read = import_payroll(table, mapping=given)
+        problems = grouped(read.problems)
+    except Unmapped as e:  # show what was read, and what is missing
+        read, problems = e.read, e.problems
     except ClaimError as e:
         _report(e, table)
         raise typer.Exit(EXIT_INVALID) from None
-    problems = grouped(read.problems)
     print(f"{table}:")
     print("\n".join(lines(read, problems, rows)))
     if save_mapping is not None:

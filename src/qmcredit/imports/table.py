@@ -52,6 +52,15 @@ class Imported:
         return {f: v for f, v in self.formats.items() if v != dates.EXCEL}
 
 
+class Unmapped(ClaimError):
+    """A table whose required fields have no column: ``read`` is how far its reading got (the
+    columns and what they were read as), for the user to choose the missing ones."""
+
+    def __init__(self, problems: list[Problem], read: Imported):
+        super().__init__(problems)
+        self.read = read
+
+
 @dataclass
 class _Grid:
     headers: list[str]
@@ -251,8 +260,10 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     if missing:
         read = {h: f for f, hs in columns.items() for h in hs}
         shown = ", ".join(f"{h!r}" + (f" (read as {read[h]})" if h in read else "") for h in present)
-        raise ClaimError([Problem(name, f"missing column(s) {', '.join(missing)}; the table's columns: {shown}; "
-                                        f"map one with --columns {missing[0]}=\"Header\" (or a mapping file)")])
+        preview = [{h: r[j] for j, h in enumerate(grid.headers) if h} for r in grid.rows[:5]]
+        raise Unmapped([Problem(name, f"missing column(s) {', '.join(missing)}; the table's columns: {shown}; "
+                                      f"map one with --columns {missing[0]}=\"Header\" (or a mapping file)")],
+                       Imported(pl.DataFrame(), present, columns, _formats(grid, columns, mapping), notes, [], sheets, preview))
     notes += [f"{h!r} has no values: ignored" for h in ignored if h not in {x for hs in columns.values() for x in hs}]
     n = len(grid.rows)
     out: dict[str, list] = {}
@@ -346,6 +357,18 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     if columns.get("hours") and len(columns["hours"]) > 1:
         notes.append(f"hours = {' + '.join(map(repr, columns['hours']))} (hours worked; paid leave is not counted: RULES.md)")
     return Imported(table, present, columns, formats, notes, problems, sheets, preview, seen_values)
+
+
+def _formats(grid: _Grid, columns: dict[str, list[str]], mapping: Mapping) -> dict[str, str]:
+    """The format of each date column, found alone (for a table not read to the end)."""
+    out = {}
+    for f, hs in columns.items():
+        if f in DATE_FIELDS:
+            d = dates.detect(f, sorted({str(v) for v in _column(grid, hs[0]) if v is not None}), mapping.date_format.get(f),
+                             grid.headers.index(hs[0]) in grid.excel_dates)
+            if d.format and not d.problem:
+                out[f] = d.format
+    return out
 
 
 def _hours(grid: _Grid, headers: list[str]) -> tuple[list[str | None], str]:

@@ -27,11 +27,13 @@ PAYROLL_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx"
 
 @dataclass(frozen=True)
 class Upload:
-    """A file as received: its name, media type and bytes."""
+    """A file as received: its name, media type and bytes; for a payroll export, the mapping its
+    columns were read with (``qmcredit.imports.mapping`` as JSON; empty: the reading's guesses)."""
 
     filename: str
     media_type: str
     content: bytes
+    mapping: str = ""
 
     @property
     def sha256(self) -> str:
@@ -88,7 +90,7 @@ def read_payroll(upload: Upload) -> pl.DataFrame:
     """The raw payroll table of an upload; a JSON upload is a list of row objects."""
     kind = payroll_kind(upload)
     if kind != "json":
-        return qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename)
+        return qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename, mapping=mapping_of(upload))
     try:
         rows = exact_json.loads(upload.content)
     except (ValueError, UnicodeDecodeError) as e:
@@ -104,6 +106,19 @@ def read_payroll(upload: Upload) -> pl.DataFrame:
     return pl.DataFrame(data, schema={c: pl.Utf8 for c in columns}).with_columns(
         pl.format(f"{upload.filename} row {{}}", pl.int_range(1, len(rows) + 1)).alias("source")
     )
+
+
+def mapping_of(upload: Upload):
+    """The upload's column mapping (``Upload.mapping``), every mistake in it a ``ClaimError``."""
+    from qmcredit.imports.mapping import Mapping, from_dict
+
+    if not upload.mapping:
+        return Mapping()
+    try:
+        doc = exact_json.loads(upload.mapping)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ClaimError([Problem("mapping", f"is not JSON: {e}")]) from None
+    return from_dict(doc, "mapping")
 
 
 def _cell(v: Any) -> str | None:
