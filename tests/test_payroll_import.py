@@ -265,3 +265,28 @@ def test_cli_from_export_to_form_313_in_three_commands(tmp_path):
     assert (tmp_path / "form313.pdf").read_bytes()[:5] == b"%PDF-"
     wrong = run("validate", "claim.json", "--columns", 'hours="Hours Paid"')
     assert wrong.returncode == 1 and "'Hours Paid' is not a column of the table" in " ".join(wrong.stderr.split())
+
+
+def test_a_canonical_header_with_months_written_otherwise(tmp_path):
+    """The payroll table's own column names, months as an export writes them (issue 13: not 288
+    identical errors): the format is found for the column."""
+    doc = load_doc(EXAMPLES / "03-part-time-equivalents.claim.json")
+    lines = ["employee_id,month,hours,basis"] + [f"{e['id']},{m[5:]}/{m[:4]},{h},{e['basis']}" for e in doc["employees"] for m, h in e["hours"].items()]
+    (tmp_path / "p.csv").write_text("\n".join(lines) + "\n")
+    claim = qmcredit.load_claim(header(tmp_path, "03-part-time-equivalents", "p.csv"))
+    assert figures(qmcredit.decide(claim)) == figures(monthly("03-part-time-equivalents"))
+
+
+def test_part_two_and_the_excluded_people(tmp_path):
+    """FORMAT.md "Who the employees are": the owners and relatives named, with P1, SSNs as last four digits."""
+    from qmcredit.imports.people import listed
+
+    name = "02-refund-sustained-effort"
+    doc = load_doc(EXAMPLES / f"{name}.claim.json")
+    write_csv(tmp_path / "export.csv", export_rows(doc))
+    claim = qmcredit.load_claim(header(tmp_path, name, "export.csv"))
+    employees, excluded = listed(claim.payroll, claim.people)
+    spouse = next(k for k, e in enumerate(doc["employees"]) if e["owner_relation"] == "spouse")
+    assert [(x["employee_id"], x["reason"], x["rule"], x["ssn"]) for x in excluded] == [
+        (doc["employees"][spouse]["id"], "spouse of an owner", "P1", f"XXX-XX-{spouse:04d}")]
+    assert len(employees) == len(doc["employees"]) - 1 and all(e["ssn"].startswith("XXX-XX-") for e in employees)

@@ -46,6 +46,8 @@ def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
     else:
         return None
     df = df.rename({c: c.strip().lower() for c in df.columns})
+    if not df.select(pl.col("month").cast(pl.Utf8).str.contains(r"^\s*\d{4}-\d{1,2}\s*$").fill_null(True).all()).item():
+        return None  # months written otherwise (08/2006, Jan 2005, dates): the format is found by ``imports``
     extra = [c for c in df.columns if c not in RAW_COLUMNS and c != "claim_id"]
     if extra:
         df = df.drop(extra)

@@ -67,3 +67,30 @@ def joined(payroll_people: pl.DataFrame, roster: pl.DataFrame) -> pl.DataFrame:
         return roster
     both = payroll_people.join(roster, on="employee_id", how="full", coalesce=True, suffix="_roster")
     return both.select("employee_id", *(pl.coalesce(c, f"{c}_roster").alias(c) for c in COLUMNS))
+
+
+_REASONS = {"spouse": "spouse of an owner", "dependant": "dependant of an owner", "ancestor": "ancestor of an owner",
+            "descendant": "descendant of an owner"}
+
+
+def listed(payroll: pl.DataFrame, people: pl.DataFrame | None) -> tuple[list[dict], list[dict]]:
+    """Form 313 Part II and the worksheet's list of excluded people: (employees, excluded), one
+    entry per employee of the payroll, in id order, each with ``employee_id``, ``name``, ``ssn``
+    (last four digits only), ``hired``, ``separated``; an excluded one also with ``reason`` and
+    ``rule`` (P1: an owner, or an owner's spouse, dependant, ancestor or descendant)."""
+    who = payroll.group_by("employee_id").agg(
+        pl.col("ownership_interest").any().alias("_owner"), pl.col("owner_relation").drop_nulls().first().alias("_relation"),
+    ).sort("employee_id")
+    if people is not None and not people.is_empty():
+        who = who.join(people, on="employee_id", how="left")
+    else:
+        who = who.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in SCHEMA.items() if c != "employee_id")
+    employees, excluded = [], []
+    for r in who.iter_rows(named=True):
+        entry = {"employee_id": r["employee_id"], "name": r["name"], "ssn": masked(r["ssn"]),
+                 "hired": r["hired"] and r["hired"].isoformat(), "separated": r["separated"] and r["separated"].isoformat()}
+        if r["_owner"] or r["_relation"]:
+            excluded.append({**entry, "reason": "ownership interest" if r["_owner"] else _REASONS.get(r["_relation"], r["_relation"]), "rule": "P1"})
+        else:
+            employees.append(entry)
+    return employees, excluded
