@@ -290,3 +290,18 @@ def test_part_two_and_the_excluded_people(tmp_path):
     assert [(x["employee_id"], x["reason"], x["rule"], x["ssn"]) for x in excluded] == [
         (doc["employees"][spouse]["id"], "spouse of an owner", "P1", f"XXX-XX-{spouse:04d}")]
     assert len(employees) == len(doc["employees"]) - 1 and all(e["ssn"].startswith("XXX-XX-") for e in employees)
+
+
+def test_cli_columns_shows_what_was_found_when_a_field_is_missing(tmp_path):
+    """Issue 13: not "missing column(s)" alone, but each column with what it was read as, and how to map the rest."""
+    import subprocess
+    import sys
+
+    (tmp_path / "t.csv").write_text('"Emp #","Period","Qty","Type"\n"E1","01/2005","160","FT"\n')
+    exe = Path(sys.executable).parent / "qmcredit"
+    r = subprocess.run([str(exe), "columns", "t.csv"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 1
+    assert "'Emp #'           employee_id" in r.stdout or "employee_id" in r.stdout
+    assert "missing column(s) hours" in r.stdout and 'map one with --columns hours="Header"' in r.stdout
+    r = subprocess.run([str(exe), "columns", "t.csv", "--columns", "hours=Qty"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0 and "1 rows read, no problems" in r.stdout and "format MM/YYYY" in r.stdout

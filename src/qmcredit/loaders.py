@@ -259,6 +259,7 @@ def _kind(p: Problem) -> str:
 
 
 _ROW = re.compile(r"^(.*\b)(line|row) (\d+)$")
+_TABLE_ROW = re.compile(r"\b(line|row) \d+|^employees\[\d+\]\.hours\.")
 
 
 def _rows_text(locations: list[str]) -> str:
@@ -273,9 +274,9 @@ def grouped(problems: list[Problem]) -> list[Problem]:
     """One problem per column and kind of problem (FORMAT.md: every distinct problem, at once):
     a problem of many rows is given once, with the count, the first one's words and the first
     rows, e.g. ``month: 288 rows like this: '08/2006' is not a calendar month ...``."""
-    groups: dict[str, list[Problem]] = {}
-    for p in problems:
-        groups.setdefault(_kind(p), []).append(p)
+    groups: dict[object, list[Problem]] = {}
+    for k, p in enumerate(problems):  # only a table's rows are grouped; each field of the header stays itself
+        groups.setdefault(_kind(p) if _TABLE_ROW.search(p.location) else k, []).append(p)
     out = []
     for ps in groups.values():
         if len(ps) == 1:
