@@ -304,4 +304,4 @@ def test_cli_columns_shows_what_was_found_when_a_field_is_missing(tmp_path):
     assert "'Emp #'           employee_id" in r.stdout or "employee_id" in r.stdout
     assert "missing column(s) hours" in r.stdout and 'map one with --columns hours="Header"' in r.stdout
     r = subprocess.run([str(exe), "columns", "t.csv", "--columns", "hours=Qty"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert r.returncode == 0 and "1 rows read, no problems" in r.stdout and "format MM/YYYY" in r.stdout
+    assert r.returncode == 0 and "1 row(s) read, no problems" in r.stdout and "format MM/YYYY" in r.stdout

@@ -34,7 +34,7 @@ def lines(read: Imported, problems: list, rows: int = 5) -> list[str]:
     if problems:
         out += ["", f"{len(problems)} problem(s):", *(f"  {p}" for p in problems)]
     else:
-        out += ["", f"{read.table.height} rows read, no problems"]
+        out += ["", f"{read.table.height} row(s) read, no problems"]
     return out
 
 
