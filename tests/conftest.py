@@ -16,7 +16,12 @@ EXAMPLES = SHARED_EXAMPLES if SHARED_EXAMPLES.is_dir() else BUNDLED_EXAMPLES
 
 
 def example_names() -> list[str]:
-    return sorted(p.name.removesuffix(".claim.json") for p in EXAMPLES.glob("*.claim.json"))
+    """The examples, with those of the spec's ``next/`` that the project bundles (it implements them)."""
+    names = sorted(p.name.removesuffix(".claim.json") for p in EXAMPLES.glob("*.claim.json"))
+    if EXAMPLES == SHARED_EXAMPLES:
+        names += sorted(f"next/{p.name.removesuffix('.claim.json')}" for p in (SHARED_EXAMPLES / "next").glob("*.claim.json")
+                        if (BUNDLED_EXAMPLES / p.name).is_file())
+    return names
 
 
 def load_doc(path: Path) -> dict:
@@ -26,7 +31,10 @@ def load_doc(path: Path) -> dict:
 @pytest.fixture
 def example_doc():
     def get(name: str) -> dict:
-        return copy.deepcopy(load_doc(EXAMPLES / f"{name}.claim.json"))
+        doc = copy.deepcopy(load_doc(EXAMPLES / f"{name}.claim.json"))
+        if isinstance(doc.get("payroll"), str):  # a table beside the example: named wherever the doc is read
+            doc["payroll"] = str((EXAMPLES / name).parent / doc["payroll"])
+        return doc
     return get
 
 

@@ -48,3 +48,6 @@ def test_bundled_examples_are_the_shared_ones():
         pytest.skip("../shared not beside this checkout")
     for p in SHARED_EXAMPLES.glob("*.json"):
         assert (BUNDLED_EXAMPLES / p.name).read_text() == p.read_text(), p.name
+    for p in (SHARED_EXAMPLES / "next").glob("*"):  # the next examples the project implements
+        if (BUNDLED_EXAMPLES / p.name).is_file():
+            assert (BUNDLED_EXAMPLES / p.name).read_bytes() == p.read_bytes(), p.name

@@ -84,7 +84,7 @@ def test_missing_table_and_missing_columns(tmp_path):
     (tmp_path / "p.csv").write_text("employee,month,hrs\n")
     with pytest.raises(ClaimError) as e:
         qmcredit.load_claim(write_header(tmp_path, doc, "p.csv"))
-    assert "missing column(s) employee_id, hours" in e.value.problems[0].message
+    assert "missing column(s) employee_id;" in e.value.problems[0].message  # issue 13: 'hrs' is read as hours
     (tmp_path / "p.parquet").write_bytes(b"not parquet")
     with pytest.raises(ClaimError) as e:
         qmcredit.load_claim(write_header(tmp_path, doc, "p.parquet"))

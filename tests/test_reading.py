@@ -162,10 +162,12 @@ def test_ambiguous_hours_in_csv_and_excel_tables(tmp_path):
         (tmp_path / "claim.json").write_text(json.dumps(header))
         with pytest.raises(ClaimError) as e:
             qmcredit.load_claim(tmp_path / "claim.json")
-        found = {p.location: p.message for p in e.value.problems}
-        first, second = (f"payroll.{kind} {'line' if kind == 'csv' else 'sheet row'} {n}" for n in (3, 4))
-        assert "1.60" in found[first] and "160" in found[first] and "ambiguous" in found[first]
-        assert "1234.5" in found[second] and "1.2345" in found[second]
+        # one message for the column's ambiguous values (issue 13: problems grouped), naming both rows
+        # and the two readings of the first
+        (problem,) = e.value.problems
+        assert problem.location == f"payroll.{kind} {'lines' if kind == 'csv' else 'sheet rows'} 3, 4"
+        assert "2 rows" in problem.message and "ambiguous" in problem.message
+        assert "1.60" in problem.message and "160" in problem.message
 
 
 def test_large_tables_read_hours_by_the_same_rule():

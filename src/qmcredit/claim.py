@@ -200,6 +200,16 @@ class ClaimHeader(_Model):
     payroll: str | None = None
 
 
+def _ssn(v: Any) -> str | None:
+    """An SSN: nine digits, dashes and spaces allowed (FORMAT.md, "Who the employees are")."""
+    if v is None:
+        return None
+    digits = re.sub(r"[\s-]", "", v) if isinstance(v, str) else None
+    if digits is None or not re.fullmatch(r"\d{9}", digits):
+        raise ValueError("must be nine digits, e.g. \"123-45-6789\"")
+    return digits
+
+
 class Employee(_Model):
     id: str = Field(min_length=1)
     ownership_interest: Flag = False
@@ -207,6 +217,9 @@ class Employee(_Model):
     basis: Annotated[Literal["permanent", "temporary", "seasonal"], BeforeValidator(_word)] = "permanent"
     hours: dict[str, Any] = Field(default_factory=dict)
     name: str | None = None
+    ssn: Annotated[str | None, BeforeValidator(_ssn)] = None
+    hired: Day | None = None
+    separated: Day | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +229,7 @@ class Claim:
     header: ClaimHeader
     payroll: pl.DataFrame
     source: str | None = None
+    people: pl.DataFrame | None = None  # who the employees are: employee_id, name, ssn, hired, separated (imports.people)
 
     @property
     def taxpayer(self) -> Taxpayer:

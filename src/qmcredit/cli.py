@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from .problems import ClaimError
 
 if TYPE_CHECKING:
@@ -80,12 +81,13 @@ def compute(
     claims: ClaimPaths,
     json_out: Annotated[bool, typer.Option("--json", help="One determination per claim, one JSON object per line, in the order given.")] = False,
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
+    columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     from .loaders import load_claims
     from .worksheet import print_worksheet
 
-    loaded = load_claims(claims)
+    loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))
     decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)]))
     results = [item if isinstance(item, ClaimError) else next(decided) for item in loaded]
     failed = False
@@ -108,14 +110,17 @@ def compute(
 
 
 @app.command()
-def validate(claims: ClaimPaths) -> None:
+def validate(
+    claims: ClaimPaths,
+    columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
+) -> None:
     """Check claims and report every problem at once (exit 1 if any claim is invalid): every
     check ``compute`` runs before it decides (the rules' reading of each header included)."""
     from .core import prepare
     from .loaders import load_claims
 
     failed = False
-    for path, c in zip(claims, load_claims(claims)):
+    for path, c in zip(claims, load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))):
         if not isinstance(c, ClaimError):
             try:
                 prepare(c.header, str(path))
@@ -137,13 +142,14 @@ def explain(
     claim: Annotated[Path, typer.Argument(help="The claim file.", show_default=False)],
     figure: Annotated[str, typer.Option("--figure", "-f", help="The figure to trace, e.g. credit.year_one, average_positions.base, periods[1].applied.")] = "credit.year_one",
     rows: Annotated[int, typer.Option(help="How many employee-months to list at the bottom of the trace.", min=0)] = 40,
+    columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Walk one figure back to its rule, parameters, inputs and employee-months (B1)."""
     from .explain import figure_names, walk
     from .loaders import load_claim
 
     try:
-        c = load_claim(claim)
+        c = load_claim(claim, settings_from(columns, mapping, sheet, roster, date_format))
         det = _decided([c])[0]
         if isinstance(det, ClaimError):
             raise det
@@ -156,6 +162,39 @@ def explain(
         _say(f"{claim}: no figure {figure!r}; figures: {', '.join(figure_names(det))}")
         raise typer.Exit(EXIT_INVALID) from None
     print("\n".join(lines))
+
+
+@app.command()
+def columns(
+    table: Annotated[Path, typer.Argument(help="A payroll table or export: CSV, Excel (.xlsx) or Parquet.", show_default=False)],
+    columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, date_format: DateFormat = None,
+    save_mapping: Annotated[Path | None, typer.Option("--save-mapping", help="Save the mapping used (TOML or JSON, by its suffix) to reuse with --mapping.", show_default=False)] = None,
+    rows: Annotated[int, typer.Option(help="How many of the first rows to show.", min=0)] = 5,
+) -> None:
+    """Show how a payroll export is read: each column's field, date formats, status words, the first rows and every problem."""
+    from .imports.mapping import save
+    from .imports.options import mapping_from
+    from .imports.preview import chosen_mapping, lines
+    from .loaders import grouped, import_payroll
+
+    from .imports.table import Unmapped
+
+    given = mapping_from(columns, mapping, sheet, date_format)
+    try:
+        read = import_payroll(table, mapping=given)
+        problems = grouped(read.problems)
+    except Unmapped as e:  # show what was read, and what is missing
+        read, problems = e.read, e.problems
+    except ClaimError as e:
+        _report(e, table)
+        raise typer.Exit(EXIT_INVALID) from None
+    print(f"{table}:")
+    print("\n".join(lines(read, problems, rows)))
+    if save_mapping is not None:
+        save(chosen_mapping(read, given), save_mapping)
+        print(f"saved the mapping to {save_mapping}; reuse it with --mapping {save_mapping}")
+    if problems:
+        raise typer.Exit(EXIT_INVALID)
 
 
 def _register_shells() -> None:

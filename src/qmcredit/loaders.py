@@ -4,7 +4,9 @@ float; every problem is collected and raised together as one ``ClaimError``."""
 
 from __future__ import annotations
 
+import csv
 import io
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain, repeat
@@ -15,6 +17,10 @@ import polars as pl
 from pydantic import ValidationError
 
 from .claim import Claim, ClaimHeader, Employee, problems_from_validation, validate_header
+from .imports import Settings, people as P
+from .imports.mapping import Mapping
+from .imports.periods import monthly as pay_period_months
+from .imports.table import Imported, import_table, is_canonical
 from .jsontext import parse_json
 from .payroll import RAW_COLUMNS, REQUIRED_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
@@ -23,9 +29,39 @@ TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": 
 KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
 
 
-def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str = "payroll") -> pl.DataFrame:
-    """Read a payroll table as raw columns (text where the format allows) with a ``source`` column
-    naming each row as a person finds it: CSV line, spreadsheet row, Parquet row."""
+def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
+    """A CSV or Parquet table whose header is already the payroll table's, read as before (the
+    batch's and large tables' speed); None for any other table (``imports`` reads it)."""
+    if kind == "csv":
+        first = data[:4096].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+        if not is_canonical(next(csv.reader([first]), [])):
+            return None
+        df = pl.read_csv(io.BytesIO(data), infer_schema=False, truncate_ragged_lines=False)
+        offset, unit = 2, "line"
+    elif kind == "parquet":
+        df = pl.read_parquet(io.BytesIO(data))
+        if not is_canonical(df.columns):
+            return None
+        offset, unit = 1, "row"
+    else:
+        return None
+    df = df.rename({c: c.strip().lower() for c in df.columns})
+    if not df.select(pl.col("month").cast(pl.Utf8).str.contains(r"^\s*\d{4}-\d{1,2}\s*$").fill_null(True).all()).item():
+        return None  # months written otherwise (08/2006, Jan 2005, dates): the format is found by ``imports``
+    extra = [c for c in df.columns if c not in RAW_COLUMNS and c != "claim_id"]
+    if extra:
+        df = df.drop(extra)
+    return df.with_row_index("_i").with_columns(
+        pl.format(f"{name} {unit} {{}}", pl.col("_i") + offset).alias("source")
+    ).drop("_i")
+
+
+def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str = "payroll", mapping: Mapping | None = None,
+                   roster: bool = False) -> Imported:
+    """Read a payroll table or export (``imports``): the raw columns as text with a ``source``
+    column naming each row as a person finds it (CSV line, spreadsheet row, Parquet row), how it
+    was read, and the problems of its columns and rows (not raised). ``roster``: a table of
+    employees (only an employee id is required)."""
     if isinstance(data, (str, Path)):
         path = Path(data)
         name = path.name
@@ -35,37 +71,34 @@ def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str
         data = path.read_bytes()
     if kind not in ("csv", "parquet", "xlsx"):
         raise ClaimError([Problem("payroll", f"{name!r}: unknown table kind; use a .csv, .parquet or .xlsx file")])
+    mapping = mapping or Mapping()
     try:
-        if kind == "csv":
-            df = pl.read_csv(io.BytesIO(data), infer_schema=False, truncate_ragged_lines=False)
-            offset, unit = 2, "line"
-        elif kind == "parquet":
-            df = pl.read_parquet(io.BytesIO(data))
-            offset, unit = 1, "row"
-        else:
-            df = pl.read_excel(io.BytesIO(data), engine="openpyxl", infer_schema_length=0)
-            offset, unit = 2, "sheet row"
+        df = None if mapping.columns or roster else _direct(data, kind, name)
+        if df is not None:
+            return Imported(df, list(df.columns), {c: [c] for c in df.columns if c != "source"})
+        return import_table(data, kind, name, mapping, roster)
+    except ClaimError:
+        raise
     except Exception as e:  # the readers raise many types for a malformed file; report it, do not crash
         raise ClaimError([Problem(name, f"cannot be read as {kind}: {str(e).splitlines()[0][:300]}")]) from None
-    df = df.rename({c: c.strip().lower() for c in df.columns})
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise ClaimError([Problem(name, f"missing column(s) {', '.join(missing)}; a payroll table has columns {', '.join(RAW_COLUMNS)}")])
-    extra = [c for c in df.columns if c not in RAW_COLUMNS and c != "claim_id"]
-    if extra:
-        df = df.drop(extra)
-    return df.with_row_index("_i").with_columns(
-        pl.format(f"{name} {unit} {{}}", pl.col("_i") + offset).alias("source")
-    ).drop("_i")
 
 
-def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
+def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str = "payroll", mapping: Mapping | None = None) -> pl.DataFrame:
+    """``import_payroll``'s table; its problems, grouped, raised as one ``ClaimError``."""
+    read = import_payroll(data, kind=kind, name=name, mapping=mapping)
+    if read.problems:
+        raise ClaimError(grouped(read.problems))
+    return read.table
+
+
+def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
     """Embedded employees -> raw payroll rows, each row naming its JSON location."""
     cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
     found: list[Problem] = []
     if not isinstance(employees, list):
-        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem("employees", "must be a list of employees")]
+        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem("employees", "must be a list of employees")], None
     seen: dict[str, int] = {}
+    who: list[dict] = []
     for i, raw in enumerate(employees):
         try:
             emp = Employee.model_validate(raw)
@@ -88,7 +121,12 @@ def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
         cols["ownership_interest"] += ["true" if emp.ownership_interest else "false"] * n
         cols["owner_relation"] += [emp.owner_relation] * n
         cols["source"] += [f"employees[{i}].hours.{m}" for m in hours]
-    return pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols}), found
+        if emp.name or emp.ssn or emp.hired or emp.separated:
+            who.append({"employee_id": emp.id, "source": f"employees[{i}]", "name": emp.name, "ssn": emp.ssn,
+                        "hired": emp.hired and emp.hired.isoformat(), "separated": emp.separated and emp.separated.isoformat()})
+    table = pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols})
+    # the people (FORMAT.md, "Who the employees are"): one row each
+    return table, found, pl.DataFrame(who, schema={c: pl.Utf8 for c in who[0]}) if who else None
 
 
 @dataclass
@@ -99,12 +137,53 @@ class _Parsed:
     raw: pl.DataFrame
     found: list[Problem]
     source: str | None
+    people: pl.DataFrame | None = None
 
 
-def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None) -> _Parsed:
+def _roster(settings: Settings, found: list[Problem]) -> pl.DataFrame | None:
+    """The roster table (``--roster``), read as any export: employee id and any of the people's
+    columns, status and relation."""
+    if settings.roster is None:
+        return None
+    try:
+        read = import_payroll(settings.roster, roster=True)
+    except ClaimError as e:
+        found += e.problems
+        return None
+    found += read.problems
+    return read.table
+
+
+def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.DataFrame | None, found: list[Problem],
+                  who: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Raw rows -> raw monthly rows and the people (of the rows, or ``who``): the roster joined,
+    pay periods allocated (P6)."""
+    if roster is not None and not roster.is_empty():
+        fills = [c for c in P.ROSTER_FILLS if c in roster.columns and c not in raw.columns]
+        if fills:
+            raw = raw.join(roster.select(pl.col("employee_id").str.strip_chars(), *fills).unique("employee_id", keep="first"),
+                           left_on=pl.col("employee_id").cast(pl.Utf8).str.strip_chars(), right_on="employee_id", how="left",
+                           suffix="_roster").drop("employee_id_roster", strict=False)
+    people, problems = P.extract(raw if who is None else who)
+    found += problems
+    if roster is not None:
+        roster_people, problems = P.extract(roster)
+        found += problems
+        people = P.joined(people, roster_people)
+    if "period_start" in raw.columns or "period_end" in raw.columns:
+        if "month" in raw.columns:
+            found.append(Problem("payroll", "give each row's month or its pay period (period_start, period_end), not both (FORMAT.md)"))
+        how = header.options.pay_period_allocation if header is not None else "weekdays"
+        raw, problems = pay_period_months(raw.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in ("period_start", "period_end") if c not in raw.columns), how)
+        found += problems
+    return raw, (people if not people.is_empty() else None)
+
+
+def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None, settings: Settings | None = None) -> _Parsed:
     empty = pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
     if not isinstance(doc, dict):
         return _Parsed(None, empty, [Problem("claim", "must be a JSON object (see docs/format.md)")], source)
+    settings = settings or Settings()
     header, found = validate_header({k: v for k, v in doc.items() if k != "employees"})
     if "employees" in doc and (payroll is not None or doc.get("payroll")):
         found.append(Problem("employees", "give either embedded employees or a payroll table, not both"))
@@ -114,19 +193,23 @@ def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source
                                             "give the table with the claim"))
         else:
             try:
-                payroll = read_payroll(base_dir / doc["payroll"])
+                read = import_payroll(base_dir / doc["payroll"], mapping=settings.mapping)
+                payroll = read.table
+                found += read.problems
             except ClaimError as e:
                 found += e.problems
+    people = None
     if payroll is not None:
-        raw = payroll
+        raw, people = _payroll_rows(payroll, header, _roster(settings, found), found)
     elif "employees" in doc:
-        raw, emp_problems = _employees_table(doc["employees"])
+        raw, emp_problems, who = _employees_table(doc["employees"])
         found += emp_problems
+        raw, people = _payroll_rows(raw, header, _roster(settings, found), found, who)
     else:
         if not doc.get("payroll"):
             found.append(Problem("employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))
         raw = empty
-    return _Parsed(header, raw, found, source)
+    return _Parsed(header, raw, found, source, people)
 
 
 def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
@@ -153,24 +236,73 @@ def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
     for i, p in enumerate(parsed):
         found = p.found + row_problems.get(i, [])
         if found or p.header is None:
-            out.append(ClaimError(found, p.source))
+            out.append(ClaimError(grouped(found), p.source))
         else:
             rows = good.get((i,))
-            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source))
+            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source, p.people))
     return out
 
 
-def claims_from_docs(docs: list[tuple[Any, Path | None, str | None]]) -> list[Claim | ClaimError]:
+_QUOTED = re.compile(r"'[^']*'|\b\d{4}-\d{2}(-\d{2})?\b|\b\d+(\.\d+)?\b")
+_SHOWN = 5  # rows named in a grouped problem
+
+
+def _kind(p: Problem) -> str:
+    """What a problem says, without the value it quotes: the problems of one column and kind."""
+    if p.message.startswith("employee ") and "more than one row" in p.message:
+        return "duplicate row"
+    return _QUOTED.sub("_", p.message)
+
+
+_ROW = re.compile(r"^(.*\b)(line|row) (\d+)$")
+_TABLE_ROW = re.compile(r"\b(line|row) \d+|^employees\[\d+\]\.hours\.")
+
+
+def _rows_text(locations: list[str]) -> str:
+    """``t.csv line 8; t.csv line 9`` -> ``t.csv lines 8, 9``."""
+    parts = [_ROW.match(x) for x in locations]
+    if all(parts) and len({(m.group(1), m.group(2)) for m in parts}) == 1:
+        return f"{parts[0].group(1)}{parts[0].group(2)}s {', '.join(m.group(3) for m in parts)}"
+    return "; ".join(locations)
+
+
+def grouped(problems: list[Problem]) -> list[Problem]:
+    """One problem per column and kind of problem (FORMAT.md: every distinct problem, at once):
+    a problem of many rows is given once, with the count, the first one's words and the first
+    rows, e.g. ``month: 288 rows like this: '08/2006' is not a calendar month ...``."""
+    groups: dict[object, list[Problem]] = {}
+    for k, p in enumerate(problems):  # only a table's rows are grouped; each field of the header stays itself
+        groups.setdefault(_kind(p) if _TABLE_ROW.search(p.location) else k, []).append(p)
+    out = []
+    for ps in groups.values():
+        if len(ps) == 1:
+            out.append(ps[0])
+            continue
+        first = ps[0]
+        column, sep, rest = first.message.partition(": ")
+        more = f" and {len(ps) - _SHOWN} more" if len(ps) > _SHOWN else ""
+        where = _rows_text([p.location for p in ps[:_SHOWN]]) + more
+        if sep and " " not in column:
+            message = f"{column}: {len(ps)} rows like this: {rest}"
+        else:
+            message = f"{len(ps)} rows like this: {first.message}"
+        out.append(Problem(where, message))
+    return out
+
+
+def claims_from_docs(docs: list[tuple[Any, Path | None, str | None]], settings: Settings | None = None) -> list[Claim | ClaimError]:
     """Validate many claim documents (doc, base_dir, source) at once; each result is a ``Claim``
-    or the ``ClaimError`` listing all of that claim's problems."""
-    return _finish([_parse(doc, None, base_dir, source) for doc, base_dir, source in docs])
+    or the ``ClaimError`` listing all of that claim's problems. ``settings``: how to read the
+    payroll tables they name (a mapping, a roster)."""
+    return _finish([_parse(doc, None, base_dir, source, settings) for doc, base_dir, source in docs])
 
 
-def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None) -> Claim:
+def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None,
+                    settings: Settings | None = None) -> Claim:
     """Validate a claim document (parsed with Decimal numbers) into a ``Claim``. A ``payroll`` file
     the document names is read only when ``base_dir`` is given: the folder it is read from (a
     relative name is taken from there); without it no file is opened."""
-    (result,) = _finish([_parse(doc, payroll, base_dir, source)])
+    (result,) = _finish([_parse(doc, payroll, base_dir, source, settings)])
     if isinstance(result, ClaimError):
         raise result
     return result
@@ -189,14 +321,14 @@ def _read_doc(path: Path) -> Any:
         raise ClaimError([Problem(str(path), f"cannot be read: {e.strerror}")], str(path)) from None
 
 
-def load_claim(path: str | Path) -> Claim:
+def load_claim(path: str | Path, settings: Settings | None = None) -> Claim:
     """Load a claim file: JSON (embedded employees, or a header naming its payroll table, relative
-    to the header's folder)."""
+    to the header's folder, read with ``settings``)."""
     p = Path(path)
-    return claim_from_dict(_read_doc(p), base_dir=p.parent, source=str(p))
+    return claim_from_dict(_read_doc(p), base_dir=p.parent, source=str(p), settings=settings)
 
 
-def load_claims(paths: list[str | Path]) -> list[Claim | ClaimError]:
+def load_claims(paths: list[str | Path], settings: Settings | None = None) -> list[Claim | ClaimError]:
     """Load many claim files with one normalisation pass; a bad file gives its ``ClaimError``."""
     docs, errors = [], {}
     for k, path in enumerate(map(Path, paths)):
@@ -205,5 +337,5 @@ def load_claims(paths: list[str | Path]) -> list[Claim | ClaimError]:
         except ClaimError as e:
             errors[k] = e
             docs.append((None, None, str(path)))
-    results = claims_from_docs(docs)
+    results = claims_from_docs(docs, settings)
     return [errors.get(k, r) for k, r in enumerate(results)]

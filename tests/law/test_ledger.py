@@ -128,10 +128,10 @@ def test_R1_refund_rounded_half_up():
 
 
 def test_money_conservation_in_every_example(example_doc):
-    from ..conftest import example_names
+    from ..conftest import EXAMPLES, example_names
 
     for name in example_names():
-        d = qmcredit.decide(qmcredit.claim_from_dict(example_doc(name))).to_dict()
+        d = qmcredit.decide(qmcredit.claim_from_dict(example_doc(name), base_dir=EXAMPLES)).to_dict()
         allowed = sum(Decimal(p["allowed"]) for p in d["periods"])
         used = sum(Decimal(p[k]) for p in d["periods"] for k in ("applied", "refund", "forfeited"))
         assert allowed == used + Decimal(d["carried_forward"]), name

@@ -16,8 +16,13 @@ from .conftest import EXAMPLES, example
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.claim.json")), ids=lambda p: p.name[:2])
 def test_posted_claim_gets_the_cli_determination(office, path):
-    r = office.client.post("/api/v1/claims?explain=true", content=path.read_bytes(),
-                           headers={**office.auth("preparer"), "content-type": "application/json"})
+    table = json.loads(path.read_bytes()).get("payroll")
+    if table:  # an example with its payroll table beside it: uploaded with it
+        r = office.client.post("/api/v1/claims?explain=true", data={"claim": path.read_text()},
+                               files={"payroll": (table, (path.parent / table).read_bytes())}, headers=office.auth("preparer"))
+    else:
+        r = office.client.post("/api/v1/claims?explain=true", content=path.read_bytes(),
+                               headers={**office.auth("preparer"), "content-type": "application/json"})
     assert r.status_code == 201, r.text
     posted = r.json()
     # what `qmcredit compute --json` prints for the file: det.to_json() of the loaded claim

@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..problems import ClaimError
+from ..problems import ClaimError, Problem
 from . import engine, synth as synthetic
 from .tables import UnreadableTable
 
@@ -64,9 +64,15 @@ def batch(
     scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address, e.g. tcp://10.0.0.5:8786 (workdir must be shared storage).")] = None,
     rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes (claim-hash partitions): bounds memory.")] = engine.DEFAULT_ROWS_PER_PARTITION,
     workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
+    payroll_columns: Annotated[Optional[str], typer.Option("--payroll-columns", help='The payroll table\'s columns, when not the payroll table\'s own names, e.g. claim_id="Client",employee_id="Emp #" (docs/payroll.md).')] = None,
+    mapping: Annotated[Optional[Path], typer.Option("--mapping", help="A mapping file for the payroll table (qmcredit columns --save-mapping).")] = None,
 ) -> None:
     """Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."""
+    mapped = None
     try:
+        table = _canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
+        mapped = table if table != payroll else None
+        payroll = table
         with _progress(None, "claims") as advance:
             if workers or scheduler:
                 from .distributed import cluster, dask_map
@@ -85,7 +91,44 @@ def batch(
     except ClaimError as e:
         _stderr().print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
+    finally:
+        if mapped is not None:
+            mapped.unlink(missing_ok=True)
     typer.echo(json.dumps(summary.to_dict(), indent=2))
+
+
+def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> Path:
+    """The payroll table itself when its columns are the payroll table's and nothing is mapped
+    (the batch's speed); else the export read through the mapping (``qmcredit.imports``) and
+    written as a scratch Parquet payroll table in ``folder`` (beside ``--out``, never in it: the
+    run's folder holds only its outputs; removed when the run ends). Pay periods are read claim by
+    claim (``qmcredit compute``), not by the batch. A damaged table is named first."""
+    import polars as pl
+
+    from ..imports.options import mapping_from
+    from ..imports.table import is_canonical
+    from ..loaders import grouped, import_payroll
+    from .tables import PAYROLL_COLUMNS, scan_text, unreadable
+
+    damaged = unreadable([payroll]) if payroll.is_file() else None
+    if damaged is not None:
+        raise damaged
+    if columns is None and mapping is None and payroll.suffix.lower() in (".csv", ".parquet", ".pq"):
+        names = scan_text(payroll).collect_schema().names()
+        if is_canonical(names) and "claim_id" in names:
+            return payroll
+    read = import_payroll(payroll, mapping=mapping_from(columns, mapping, None, None))
+    problems = grouped(read.problems)
+    if "claim_id" not in read.table.columns:
+        problems.append(Problem(payroll.name, "no claim_id column; map it with --payroll-columns claim_id=\"Header\""))
+    if "period_start" in read.table.columns:
+        problems.append(Problem(payroll.name, "a pay-period table: the batch reads monthly tables; decide such claims with qmcredit compute (P6)"))
+    if problems:
+        raise ClaimError(problems)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f".{run}.{payroll.stem}.mapped.parquet"
+    read.table.select(pl.col(c) if c in read.table.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in PAYROLL_COLUMNS).write_parquet(target)
+    return target
 
 
 def synth(

@@ -81,6 +81,9 @@ class Options(BaseModel):
         "form_313", description="L5: periods after the period of allowance in which a credit may be used; null = no limit (the statute's text); default: the Form 313 instructions' five"
     )
     refund: OptionFlag = Field(True, description="R3: take the refundable part of the year-one credit (false carries it all forward)")
+    pay_period_allocation: Annotated[Literal["weekdays", "calendar_days", "end_month"], BeforeValidator(_word)] = Field(
+        "weekdays", description="P6: a pay period's hours go to its months by weekdays, by calendar days, or all to the month of its last day"
+    )
 
     @model_validator(mode="before")
     @classmethod

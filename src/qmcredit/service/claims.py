@@ -4,6 +4,7 @@ its audit event in that same transaction."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import date
 from decimal import Decimal
@@ -12,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from . import exact_json, ledger, workflow
-from .access import claim_for, require
+from .access import claim_for, require, visible
 from .audit import record
 from .auth import Principal
 from .errors import ApiError, forbidden
@@ -108,7 +109,26 @@ def _payroll_document(session: Session, who: Principal, claim: Claim, upload: Up
     session.flush()
     record(session, who, "document.add", "document", doc.id, None,
            {"claim_id": claim.id, "kind": doc.kind, "filename": doc.filename, "sha256": doc.sha256})
+    if upload.mapping:  # how the export's columns were read (issue 13), kept beside it
+        content = upload.mapping.encode()
+        session.add(Document(claim_id=claim.id, kind="payroll_mapping", filename=mapping_name(doc.id), media_type="application/json",
+                             sha256=hashlib.sha256(content).hexdigest(), size=len(content), content=content, uploaded_by=who.id,
+                             description="the columns of the payroll table, as the preparer mapped them"))
+        session.flush()
     return doc.id
+
+
+def mapping_name(payroll_document_id: int) -> str:
+    return f"payroll-{payroll_document_id}-mapping.json"
+
+
+def last_mapping(session: Session, who: Principal, ein: str) -> str:
+    """The column mapping last used for a payroll export of the taxpayer ``ein`` (that ``who``
+    may see), remembered for the next upload; empty when none."""
+    stmt = visible(select(Document.content).join(Claim, Claim.id == Document.claim_id).join(Taxpayer, Taxpayer.id == Claim.taxpayer_id)
+                   .where(Taxpayer.ein == ein, Document.kind == "payroll_mapping"), who)
+    found = session.execute(stmt.order_by(Document.id.desc()).limit(1)).scalar_one_or_none()
+    return found.decode() if found else ""
 
 
 def _revision(session: Session, who: Principal, claim: Claim, ev: Evaluation, reason: str, payroll_id: int | None) -> Revision:
@@ -145,7 +165,9 @@ def payroll_of(session: Session, revision: Revision) -> Upload | None:
     if revision.payroll_document_id is None:
         return None
     doc = session.get(Document, revision.payroll_document_id)
-    return Upload(doc.filename, doc.media_type, doc.content)
+    mapping = session.execute(select(Document.content).where(
+        Document.claim_id == doc.claim_id, Document.kind == "payroll_mapping", Document.filename == mapping_name(doc.id))).scalar_one_or_none()
+    return Upload(doc.filename, doc.media_type, doc.content, mapping.decode() if mapping else "")
 
 
 def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reason: str, *,

@@ -30,11 +30,13 @@ PAYROLL_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx"
 
 @dataclass(frozen=True)
 class Upload:
-    """A file as received: its name, media type and bytes."""
+    """A file as received: its name, media type and bytes; for a payroll export, the mapping its
+    columns were read with (``qmcredit.imports.mapping`` as JSON; empty: the reading's guesses)."""
 
     filename: str
     media_type: str
     content: bytes
+    mapping: str = ""
 
     @property
     def sha256(self) -> str:
@@ -89,8 +91,8 @@ def payroll_kind(upload: Upload) -> str:
 
 #: the most payroll rows (employee-months) one claim may bring: 20,000 employees for a year
 MAX_PAYROLL_ROWS = 250_000
-#: the most columns of a payroll table (it has six, and claim_id in a batch)
-MAX_PAYROLL_COLUMNS = 32
+#: the most columns of a payroll table (an export carries many; the mapping picks its own)
+MAX_PAYROLL_COLUMNS = 256
 #: the most bytes an .xlsx may unpack to (its zip members' declared sizes, checked before reading)
 MAX_UNPACKED_BYTES = 100 * 1024 * 1024
 
@@ -136,7 +138,7 @@ def read_payroll(upload: Upload) -> pl.DataFrame:
     kind = payroll_kind(upload)
     check_payroll_size(upload, kind)
     if kind != "json":
-        table = qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename)
+        table = qmcredit.read_payroll(upload.content, kind=kind, name=upload.filename, mapping=mapping_of(upload))
         if table.height > MAX_PAYROLL_ROWS:
             raise _too_big(upload, f"{table.height:,} rows", MAX_PAYROLL_ROWS, "rows")
         return table
@@ -157,6 +159,19 @@ def read_payroll(upload: Upload) -> pl.DataFrame:
     return pl.DataFrame(data, schema={c: pl.Utf8 for c in columns}).with_columns(
         pl.format(f"{upload.filename} row {{}}", pl.int_range(1, len(rows) + 1)).alias("source")
     )
+
+
+def mapping_of(upload: Upload):
+    """The upload's column mapping (``Upload.mapping``), every mistake in it a ``ClaimError``."""
+    from qmcredit.imports.mapping import Mapping, from_dict
+
+    if not upload.mapping:
+        return Mapping()
+    try:
+        doc = exact_json.loads(upload.mapping)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ClaimError([Problem("mapping", f"is not JSON: {e}")]) from None
+    return from_dict(doc, "mapping")
 
 
 def _cell(v: Any) -> str | None:

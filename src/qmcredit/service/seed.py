@@ -10,11 +10,11 @@ from sqlalchemy import func, select
 import qmcredit
 from qmcredit import ClaimError
 
-from . import claims
+from . import claims, exact_json
 from .auth import Principal, create_user, issue_token
 from .db import Database
 from .errors import ApiError
-from .evaluate import evaluate
+from .evaluate import Upload, evaluate
 from .models import Claim, User
 
 DEMO_PASSWORD = "qmcredit-demo"
@@ -37,6 +37,14 @@ def example_files() -> list[Path]:
     return []
 
 
+def _table_of(path: Path) -> Upload | None:
+    """The payroll table an example names (beside it), uploaded with it."""
+    name = exact_json.loads(path.read_bytes()).get("payroll")
+    if not isinstance(name, str) or not (path.parent / name).is_file():
+        return None
+    return Upload(name, "text/csv", (path.parent / name).read_bytes())
+
+
 def seed(db: Database, files: list[Path] | None = None) -> Seeded:
     """Create the demo users if missing, file the examples once, and issue each user a fresh token
     (tokens are stored hashed, so they are new at every start)."""
@@ -55,7 +63,7 @@ def seed(db: Database, files: list[Path] | None = None) -> Seeded:
     filed, skipped = [], []
     for path in (files if files is not None else example_files()) if first_time else []:
         try:
-            ev = evaluate(path.read_bytes())
+            ev = evaluate(path.read_bytes(), _table_of(path))
             db.write(lambda s, ev=ev: claims.create(s, preparer, ev, submit=True))
             filed.append(path.name)
         except (ClaimError, ApiError) as e:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from ..imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from ..problems import ClaimError
 from .figures import PeriodNotFound
 
@@ -44,12 +45,13 @@ def form313(
                                show_default=False),
     out: Path = typer.Option(..., "--out", help="The PDF to write.", show_default=False),
     worksheet: bool = typer.Option(False, "--worksheet", help="Also write the worksheet (monthly table, chart, ledger) as OUT's NAME.worksheet.pdf."),
+    columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Write Form 313 (Economic Recovery Tax Credit, Parts I-V) for one privilege period as a PDF."""
     from .. import decide, load_claim  # the rules: loaded by the commands that use them (qmcredit/cli.py)
 
     try:
-        c = load_claim(claim)
+        c = load_claim(claim, settings_from(columns, mapping, sheet, roster, date_format))
     except ClaimError as e:
         for p in e.problems:
             typer.echo(f"{claim}: {p.message}" if p.location == str(claim) else f"{claim}: {p}", err=True)

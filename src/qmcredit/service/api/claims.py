@@ -36,9 +36,9 @@ async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
         raise ApiError(415, "send the claim as application/json, or as multipart/form-data with a payroll table",
                        [("header.content-type", f"{ctype!r} is not accepted")])
     form = await request.form(max_files=2, max_fields=4)
-    unknown = [k for k in form.keys() if k not in ("claim", "payroll")]
+    unknown = [k for k in form.keys() if k not in ("claim", "payroll", "mapping")]
     if unknown:
-        raise ApiError(422, "unknown form fields", [(f"form.{k}", "unknown field; send claim and payroll") for k in unknown])
+        raise ApiError(422, "unknown form fields", [(f"form.{k}", "unknown field; send claim, payroll and its column mapping") for k in unknown])
     claim = form.get("claim")
     if claim is None:
         raise ApiError(422, "the claim document is missing", [("form.claim", "is required")])
@@ -48,7 +48,9 @@ async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
         raise ApiError(422, "the payroll must be a file", [("form.payroll", "send the table as a file part with its name")])
     upload = None
     if payroll is not None:
-        upload = Upload(payroll.filename or "payroll", payroll.content_type or "application/octet-stream", await payroll.read())
+        mapping = form.get("mapping")  # the payroll export's column mapping, as JSON (docs/payroll.md)
+        mapping = (await mapping.read()).decode("utf-8", errors="replace") if isinstance(mapping, UploadFile) else str(mapping or "")
+        upload = Upload(payroll.filename or "payroll", payroll.content_type or "application/octet-stream", await payroll.read(), mapping)
     return document, upload
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import json
 import re
 
 import polars as pl
@@ -20,7 +22,7 @@ from ...service import exact_json
 from ...service.access import require
 from ...service.auth import Principal
 from ...service.errors import ApiError
-from ...service.evaluate import Upload, evaluate, read_payroll
+from ...service.evaluate import Upload, evaluate, mapping_of, payroll_kind, read_payroll
 from .guard import check_csrf, viewer
 from .render import page, problems_of, refusal
 
@@ -70,6 +72,44 @@ def field_of(location: str, rows: list[int], filename: str) -> str:
     return "periods" if location.startswith("periods") else "general"
 
 
+def reading(payroll: Upload) -> dict | None:
+    """How an export's columns were read (issue 13): each column with its field, for the choice
+    per column the preview offers, the date formats found and the mapping as JSON; None for JSON rows."""
+    from qmcredit.imports.mapping import FIELDS
+    from qmcredit.imports.preview import chosen_mapping
+    from qmcredit.imports.table import Unmapped
+    from qmcredit.loaders import import_payroll
+
+    kind = payroll_kind(payroll)
+    if kind == "json":
+        return None
+    given = mapping_of(payroll)
+    try:
+        read = import_payroll(payroll.content, kind=kind, name=payroll.filename, mapping=given)
+    except Unmapped as e:
+        read = e.read
+    except ClaimError:
+        return None
+    field = {h: f for f, hs in read.columns.items() for h in hs}
+    return {"columns": [{"header": h, "field": field.get(h, "")} for h in read.headers], "fields": FIELDS,
+            "formats": read.formats, "notes": read.notes, "mapping": json.dumps(chosen_mapping(read, given).to_dict())}
+
+
+def mapping_from_form(form, remembered: str) -> str:
+    """The mapping the preview's choices make (``col-N`` for the column ``colname-N``), over the
+    one remembered for the taxpayer; the remembered one when nothing was chosen."""
+    names = {k.removeprefix("colname-"): str(v) for k, v in form.multi_items() if k.startswith("colname-")}
+    if not names:
+        return remembered
+    columns: dict[str, list[str]] = {}
+    for i, header in names.items():
+        f = str(form.get(f"col-{i}") or "")
+        if f and (f == "hours" or f not in columns):
+            columns.setdefault(f, []).append(header)
+    base = json.loads(remembered) if remembered else {}
+    return json.dumps({**base, "columns": {f: hs if f == "hours" else hs[0] for f, hs in columns.items()}})
+
+
 def summary(table: pl.DataFrame) -> dict:
     """What was read: rows, employees, months, and the first rows as a sample."""
     months = sorted(m for m in table["month"].unique().to_list() if m is not None) if "month" in table.columns else []
@@ -103,7 +143,7 @@ def _document(values: dict, header_file: Upload | None, payroll: Upload | None) 
 def preview(values: dict, header_file: Upload | None, payroll: Upload | None) -> dict:
     """Read and decide without storing: what was read, every problem (with its form field), and the
     figures the claim would have."""
-    out = {"read": None, "problems": [], "det": None, "document": None}
+    out = {"read": None, "problems": [], "det": None, "document": None, "reading": None}
     rows: list[int] = []
     try:
         document, rows = _document(values, header_file, payroll)
@@ -117,6 +157,7 @@ def preview(values: dict, header_file: Upload | None, payroll: Upload | None) ->
     if payroll is None:
         out["problems"].append({"location": "payroll", "message": "choose the payroll file (.csv, .xlsx or .parquet)", "field": "payroll"})
         return out
+    out["reading"] = reading(payroll) if not out["problems"] else None
     try:
         out["read"] = summary(read_payroll(payroll))
         ev = evaluate(document, payroll)
@@ -134,7 +175,23 @@ def _form_page(request: Request, who: Principal, values: dict, result: dict | No
         fields.setdefault(p["field"], []).append(p["message"] if named else f"{p['location']}: {p['message']}")
     return page(request, "new_claim.html", who, status=status, values=values, result=result, field_errors=fields,
                 period_rows=range(PERIOD_ROWS), payroll=payroll,
-                payroll_b64=base64.b64encode(payroll.content).decode() if payroll and result and result["det"] else "")
+                payroll_b64=base64.b64encode(payroll.content).decode() if payroll and result else "")
+
+
+def _remembered(db, who: Principal, ein: str) -> str:
+    with db.read() as session:
+        return stored.last_mapping(session, who, ein)
+
+
+def _previewed(form) -> Upload:
+    """The file the preview carried (``payroll_b64``), as it was uploaded."""
+    try:
+        content = base64.b64decode(str(form.get("payroll_b64") or ""), validate=True)
+    except binascii.Error:
+        raise ApiError(422, "the previewed file was damaged in transit: upload it again",
+                       [("payroll", "upload the file again")]) from None
+    return Upload(str(form.get("payroll_name") or "payroll.csv"), str(form.get("payroll_type") or "text/csv"), content,
+                  str(form.get("payroll_mapping") or ""))
 
 
 @router.get("/claims/new")
@@ -153,6 +210,14 @@ async def new_claim_preview(request: Request, who: Principal = Depends(viewer)):
         return refusal(request, who, e, back="/claims")
     values = _values(form)
     payroll, header_file = await _upload(form, "payroll"), await _upload(form, "header_file")
+    again = payroll is None and bool(form.get("payroll_b64"))  # read again, with the columns chosen: the same file
+    if again:
+        payroll = _previewed(form)
+    if payroll is not None:
+        remembered = payroll.mapping
+        if not remembered and values["taxpayer_id"]:
+            remembered = await run_in_threadpool(_remembered, request.app.state.db, who, values["taxpayer_id"])
+        payroll = dataclasses.replace(payroll, mapping=mapping_from_form(form, remembered) if again else remembered)
     result = await run_in_threadpool(preview, values, header_file, payroll)
     return _form_page(request, who, values, result, payroll, status=200 if result["det"] else 422)
 
@@ -165,12 +230,7 @@ async def new_claim_confirm(request: Request, who: Principal = Depends(viewer)):
     try:
         check_csrf(request, form)
         require(who, "preparer")
-        try:
-            content = base64.b64decode(str(form.get("payroll_b64") or ""), validate=True)
-        except binascii.Error:
-            raise ApiError(422, "the previewed file was damaged in transit: upload it again",
-                           [("payroll", "upload the file again")]) from None
-        payroll = Upload(str(form.get("payroll_name") or "payroll.csv"), str(form.get("payroll_type") or "text/csv"), content)
+        payroll = _previewed(form)
         ev = await run_in_threadpool(evaluate, str(form.get("document") or ""), payroll)
         submit = form.get("action") == "submit"
         claim = await run_in_threadpool(db.write, lambda s: stored.create(s, who, ev, submit))

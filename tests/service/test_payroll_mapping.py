@@ -1,0 +1,32 @@
+"""Issue 13 through the API: a payroll export sent with its column mapping (multipart field
+``mapping``) decides as the embedded claim; the mapping is kept beside the payroll, so the
+stored claim is decided the same way again (Form 313 figures)."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import example
+
+
+def test_an_export_with_its_mapping(office):
+    doc = json.loads(example("03"))
+    lines = ['"Worker","Per","Wrk","Kind"']
+    lines += [f'"{e["id"]}","{m[5:]}/{m[:4]}","{h}","{"FT" if e["basis"] == "permanent" else "Seasonal"}"'
+              for e in doc.pop("employees") for m, h in e["hours"].items()]
+    doc["payroll"] = "export.csv"
+    mapping = json.dumps({"columns": {"employee_id": "Worker", "month": "Per", "hours": "Wrk", "basis": "Kind"}})
+    auth = office.auth("preparer")
+    embedded = office.client.post("/api/v1/claims", content=example("03"), headers=auth).json()
+    content = ("\n".join(lines) + "\n").encode()
+    refused = office.client.post("/api/v1/claims", data={"claim": json.dumps(doc)}, files={"payroll": ("export.csv", content)}, headers=auth)
+    assert refused.status_code == 422 and "no header row naming the payroll's columns" in refused.text
+    r = office.client.post("/api/v1/claims", data={"claim": json.dumps(doc), "mapping": mapping},
+                           files={"payroll": ("export.csv", content)}, headers=auth)
+    assert r.status_code == 201, r.text
+    assert r.json()["determination"]["credit"] == embedded["determination"]["credit"]
+    forms = office.client.get(f"/api/v1/claims/{r.json()['id']}/form313", headers=auth)
+    assert forms.status_code == 200, forms.text
+    bad = office.client.post("/api/v1/claims", data={"claim": json.dumps(doc), "mapping": '{"columns": {"hourz": "Wrk"}}'},
+                             files={"payroll": ("export.csv", content)}, headers=auth)
+    assert bad.status_code == 422 and "mapping.columns.hourz" in bad.text
