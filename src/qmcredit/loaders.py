@@ -22,7 +22,7 @@ from .imports.mapping import Mapping
 from .imports.periods import monthly as pay_period_months
 from .imports.table import Imported, import_table, is_canonical
 from .jsontext import parse_json
-from .payroll import RAW_COLUMNS, REQUIRED_COLUMNS, first_unknown_month, normalize
+from .payroll import RAW_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
 
 TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
