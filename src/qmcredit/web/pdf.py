@@ -156,7 +156,7 @@ def _form_header(f: Form313) -> list:
         [_p("FORM 313", ParagraphStyle("f", parent=TITLE, fontSize=15, leading=18)), _p(str(v["form_year"]), BOLD)],
         [_p(f"New Jersey {TAX_NAMES.get(f.tax, f.tax)}", BOLD), _p("Economic Recovery Tax Credit", TITLE)],
         [_p("Tax period", SMALL), _p(f.period, BOLD)],
-    ]], colWidths=[1.2 * inch, FRAME_WIDTH - 3.1 * inch, 1.9 * inch])
+    ]], colWidths=[1.45 * inch, FRAME_WIDTH - 3.35 * inch, 1.9 * inch])
     head.setStyle(TableStyle([("LINEBELOW", (0, 0), (-1, 0), 1.2, colors.black), ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
                               ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
     labels = ["Name as Shown on Return", "Federal ID Number"] + (["Unitary ID Number, if applicable"] if v["unitary_id"] else [])
