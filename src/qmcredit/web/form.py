@@ -334,9 +334,10 @@ def part_five(claim, forms: list[dict], i: int, windows: dict) -> Part:
     each tax year applied to it; line 3 the remainder; line 4 the carryover to the next tax year.
     What is refunded (R1) or forfeited after the years allowed (L5) is stated under the columns."""
     allowed_in = {o: j for j, f in enumerate(forms[: i + 1]) for o in f["part_iii"]["allows"]}
+    after = (FormLine("4", "Carryover to the next tax year: line 3, less what is refunded or forfeited", shown(forms[i]["totals"]["carried_forward"])),)
     if not allowed_in:
         return Part("V", "Economic Recovery Tax Credit Carryover", (), (),
-                    "No credit has been calculated for this or an earlier tax year: no carryover.")
+                    "No credit has been calculated for this or an earlier tax year: no carryover.", after)
     first = max(min(allowed_in.values()), i - len(COLUMNS) + 1)
     years = list(range(first, i + 1))
     limit = carryforward_limit(claim, windows)
@@ -378,7 +379,6 @@ def part_five(claim, forms: list[dict], i: int, windows: dict) -> Part:
             bits += [f"forfeited {v} at the close of the tax year ending {e} (five-year limit, Form 313-A)" for e, v in lost if v not in ("0.00", "")]
             bits.append(f"carried forward {closing}")
             notes.append("; ".join(bits) + ".")
-    after = (FormLine("4", "Carryover to the next tax year: line 3, less what is refunded or forfeited", shown(forms[i]["totals"]["carried_forward"])),)
     return Part("V", "Economic Recovery Tax Credit Carryover", (), (head, *rows), " ".join(notes), after)
 
 

@@ -170,7 +170,7 @@ def _form_header(f: Form313) -> list:
         oval = _Table([[_p("Combined Return Filers", BOLD), _oval(f.combined_group_member),
                        _p("The taxpayer is included as a taxable member on a New Jersey combined return. "
                           "Fill in oval if member is not sharing its credit with other members of the group.", SMALL)]],
-                     colWidths=[1.45 * inch, 0.25 * inch, FRAME_WIDTH - 1.7 * inch])
+                     colWidths=[1.6 * inch, 0.25 * inch, FRAME_WIDTH - 1.85 * inch])
         oval.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "MIDDLE"), ("TOPPADDING", (0, 0), (-1, -1), 1), ("BOTTOMPADDING", (0, 0), (-1, -1), 1)]))
         out += [Spacer(1, 2), oval]
     out += [Spacer(1, 2), _p(f"Laid out as {v['printed']}, the version for form year {v['form_year']}. "
