@@ -87,7 +87,7 @@ async def form313_download(request: Request, claim_id: int, period: int, who: Pr
     return _pdf(content, f"form313-claim{claim_id}-{end}.pdf")
 
 
-@router.get("/claims/{claim_id:int}/form313/all")
+@router.get("/claims/{claim_id:int}/form313-all")
 async def form313_all_download(request: Request, claim_id: int, who: Principal = Depends(viewer)):
     """Every privilege period's Form 313 in one PDF (issue 16)."""
     try:
