@@ -104,10 +104,14 @@ def _doc(buf: BytesIO, title: str, subject: str) -> _Doc:
                 initialFontName=FONT, initialFontSize=8)
 
 
-def _grid(rows, widths, header: bool = True, font_size: float = 7) -> Table:
-    """A ruled table; the first row is the header when ``header``."""
+def _grid(rows, widths, header: bool = True, font_size: float = 7, amounts_from: int | None = None) -> Table:
+    """A ruled table; the first row is the header when ``header``; the body's columns from
+    ``amounts_from`` on are amounts, set flush right."""
     style_ = ParagraphStyle("cell", parent=SMALL, fontSize=font_size, leading=font_size + 1.6)
-    cells = [[c if isinstance(c, (Paragraph, Flowable)) else _p(str(c), style_) for c in row] for row in rows]
+    right = ParagraphStyle("cellr", parent=style_, alignment=TA_RIGHT)
+    cells = [[c if isinstance(c, (Paragraph, Flowable)) else
+              _p(str(c), right if amounts_from is not None and r and k >= amounts_from else style_)
+              for k, c in enumerate(row)] for r, row in enumerate(rows)]
     t = _Table(cells, colWidths=widths, repeatRows=1 if header else 0)
     style = [("GRID", (0, 0), (-1, -1), 0.4, GRID), ("VALIGN", (0, 0), (-1, -1), "TOP"),
              ("TOPPADDING", (0, 0), (-1, -1), 1.5), ("BOTTOMPADDING", (0, 0), (-1, -1), 1.5)]
@@ -189,7 +193,7 @@ def _part_flowables(part: Part) -> list:
         else:
             first = 2.0 * inch
             widths = [first] + [(FRAME_WIDTH - first) / (n - 1)] * (n - 1)
-        out += [Spacer(1, 2), _grid(part.table, widths, font_size=7.5)]
+        out += [Spacer(1, 2), _grid(part.table, widths, font_size=7.5, amounts_from=1 if part.number == "V" else None)]
     if part.after:
         out += [Spacer(1, 2), _form_lines(part, part.after)]
     if part.note:
