@@ -74,7 +74,7 @@ def form313(
         for p in e.problems:
             typer.echo(f"{claim}: {p.message}" if p.location == str(claim) else f"{claim}: {p}", err=True)
         raise typer.Exit(1)
-    from .form import Preparer, form_for_period
+    from .form import Preparer, forms_for
     from .pdf import forms313_pdf, worksheet_pdf  # reportlab: loaded by this command only
 
     det = decide(c)
@@ -89,7 +89,7 @@ def form313(
     else:
         from . import efile
 
-        forms = [form_for_period(c, det, i, who) for i in indices]
+        forms = forms_for(c, det, indices, who)
         text = efile.to_json(forms) if fmt == "json" else efile.to_csv(forms)
         if out is None:
             typer.echo(text, nl=False)

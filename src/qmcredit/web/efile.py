@@ -1,5 +1,5 @@
 """Form 313's figures for preparers' software (issue 16): one row per line and period, the same
-strings the PDF prints (``form.form_for_period``), as JSON or CSV.
+strings the PDF prints (``form.forms_for``), as JSON or CSV.
 
 Columns: ``period_start``, ``period_end``, ``part`` (``header``, ``I`` to ``V``, ``II-rider``),
 ``line`` (the form's number: ``7``, ``16b``, Part II ``a.ssn``, Part V ``2(c)B`` for line 2(c) in

@@ -386,30 +386,33 @@ def cell_o(form: dict, origin: str, what: str) -> str:
     return next((o[what] for o in form["part_v"] if o["origin"] == origin), "0.00")
 
 
-def forms_for(claim, det: Determination, preparer: Preparer = Preparer()) -> list[Form313]:
-    """Form 313 for every privilege period of the claim, in date order."""
-    return [form_for_period(claim, det, i, preparer) for i in range(len(det.ledger.periods))]
+def forms_for(claim, det: Determination, indices: list[int] | None = None, preparer: Preparer = Preparer()) -> list[Form313]:
+    """Form 313 for the privilege periods at ``indices`` (all when None), in that order, each laid out
+    as the version of the Division's form of the period's year (``version_for``)."""
+    forms = form313(claim, det)
+    d = det.to_dict(explain=True)
+    employees = qualifying_employees(claim, d)
+    rider = (PART_II_HEAD, *employees[ON_FORM_EMPLOYEES:]) if len(employees) > ON_FORM_EMPLOYEES else ()
+    out = []
+    for i in range(len(forms)) if indices is None else indices:
+        f = forms[i]
+        i1 = f["part_i"]
+        version = version_for(date.fromisoformat(f["end"]))
+        out.append(Form313(
+            tax=i1["tax"], taxpayer_name=i1["taxpayer"], taxpayer_id=i1["taxpayer_id"], start=f["start"], end=f["end"],
+            version=version, unitary_id=unitary_id(claim), combined_group_member=combined_group_member(claim, i),
+            eligible=d["eligible"],
+            ineligible_because=tuple(f"{r['rule']} ({r['cite']}): {r['message']}" for r in d["ineligible_because"]),
+            parts=(part_one(f, d), part_two(employees), part_three(f, d["windows"]), part_four(claim, f, version),
+                   part_five(claim, forms, i, d["windows"])),
+            rider=rider, preparer=preparer,
+        ))
+    return out
 
 
 def form_for_period(claim, det: Determination, i: int, preparer: Preparer = Preparer()) -> Form313:
-    """The figures of Form 313 for the privilege period at index ``i``, laid out as the version of
-    the Division's form of the period's year (``version_for``)."""
-    forms = form313(claim, det)
-    d = det.to_dict(explain=True)
-    f = forms[i]
-    i1 = f["part_i"]
-    version = version_for(date.fromisoformat(f["end"]))
-    employees = qualifying_employees(claim, d)
-    rider = (PART_II_HEAD, *employees[ON_FORM_EMPLOYEES:]) if len(employees) > ON_FORM_EMPLOYEES else ()
-    return Form313(
-        tax=i1["tax"], taxpayer_name=i1["taxpayer"], taxpayer_id=i1["taxpayer_id"], start=f["start"], end=f["end"],
-        version=version, unitary_id=unitary_id(claim), combined_group_member=combined_group_member(claim, i),
-        eligible=d["eligible"],
-        ineligible_because=tuple(f"{r['rule']} ({r['cite']}): {r['message']}" for r in d["ineligible_because"]),
-        parts=(part_one(f, d), part_two(employees), part_three(f, d["windows"]), part_four(claim, f, version),
-               part_five(claim, forms, i, d["windows"])),
-        rider=rider, preparer=preparer,
-    )
+    """The figures of Form 313 for the privilege period at index ``i``."""
+    return forms_for(claim, det, [i], preparer)[0]
 
 
 def excluded_people(claim, d: dict) -> list[tuple[str, str, str, str]]:

@@ -30,7 +30,7 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from .figures import LEDGER_LABELS, PERIOD_LABELS, as_dict, ledger_table, monthly_table, select_period, shown
-from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, form_for_period, line16_credits, line16_letter, version_for
+from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, forms_for, line16_credits, line16_letter, version_for
 from .layout import Chart, Group, Line, Rect, Text, ledger_layout, monthly_layout
 
 FONT, FONT_BOLD = "QMCVera", "QMCVera-Bold"
@@ -229,8 +229,7 @@ def _form_story(doc: _Doc, f: Form313) -> list:
 def forms313_pdf(claim, det, periods: list[int | str] | None = None, preparer: Preparer = Preparer()) -> bytes:
     """Form 313 for several privilege periods in one PDF, each starting on a new page (all of them
     when ``periods`` is None); each period chosen as in ``form313_pdf``."""
-    indices = list(range(len(det.ledger.periods))) if periods is None else [select_period(det, p) for p in periods]
-    forms = [form_for_period(claim, det, i, preparer) for i in indices]
+    forms = forms_for(claim, det, None if periods is None else [select_period(det, p) for p in periods], preparer)
     buf = BytesIO()
     name = forms[0].taxpayer_name if forms else ""
     doc = _doc(buf, f"Form 313, {name}, " + (forms[0].period if len(forms) == 1 else f"{len(forms)} tax periods"), "Economic Recovery Tax Credit")
