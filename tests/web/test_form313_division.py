@@ -21,7 +21,7 @@ import qmcredit
 from qmcredit.claim import Claim
 from qmcredit.web.form import employee_identities, form_for_period, version_for
 from qmcredit.web.layout import Group, Rect, Text, ledger_layout, monthly_layout
-from qmcredit.web.pdf import FRAME_WIDTH, form313_pdf, forms313_pdf, worksheet_pdf
+from qmcredit.web.pdf import FRAME_WIDTH, form313_pdf, worksheet_pdf
 
 from ..conftest import EXAMPLES
 from .conftest import binary, decided, pdf_text
@@ -32,7 +32,7 @@ ALL = ["01-expansion-cap-carryforward", "02-refund-sustained-effort", "03-part-t
 DIVISION_LINES = {
     "I": ["1", "2", "3", "4", "5", "6"],
     "III": ["7", "8", "9", "10"],
-    "IV": ["11", "12", "13", "14", "15", "16", *(f"{k})" for k in "abcdefghijk"), "16", "17", "18"],
+    "IV": ["11", "12", "13", "14", "15", "", *(f"{k})" for k in "abcdefghijk"), "16", "17", "18"],  # "": line 16's caption
 }
 
 
@@ -51,6 +51,8 @@ def test_the_lines_are_the_divisions_and_no_others(name, tmp_path):
         for part in f.parts:
             if part.number in DIVISION_LINES:
                 assert [ln.no for ln in part.lines] == DIVISION_LINES[part.number], (name, i, part.number)
+                numbered = [ln.no for ln in part.lines if ln.no]
+                assert len(numbered) == len(set(numbered)), "no line number twice"
         v = f.parts[4]
         assert [ln.no for ln in v.after] == ["4"]
         labels = [row[0].split(" ")[0] for row in v.table[1:]]
@@ -204,3 +206,11 @@ def test_cli_efile_csv_and_json_carry_the_determinations_lines(tmp_path):
     assert {x["period_start"] for x in doc} == {"2011-01-01"}
     assert {x["line"]: x["value"] for x in doc}["1A"] == det["credit"]["year_two"]
     assert sum(Decimal(x["value"]) for x in doc if re.fullmatch(r"2\([a-f]\)A", x["line"]) and x["value"]) == Decimal("10000.00")
+
+
+def test_the_town_is_not_repeated_when_the_address_names_it():
+    """Issue 16: "..., Camden NJ 08109, Camden" is "..., Camden NJ 08109"."""
+    doc = json.loads((EXAMPLES / "01-expansion-cap-carryforward.claim.json").read_text())
+    doc["location"]["address"] = "200 Federal St, Camden NJ 08103"
+    claim = qmcredit.claim_from_dict(doc)
+    assert form_for_period(claim, qmcredit.decide(claim), 0).parts[0].lines[4].value == "200 Federal St, Camden NJ 08103"

@@ -35,9 +35,9 @@ def rows(forms: list[Form313]) -> list[dict]:
             add("header", "combined_return", "Combined return member not sharing its credit (oval)", "X" if f.combined_group_member else "")
         for part in f.parts:
             for ln in (*part.lines, *part.after):
+                if not ln.no and not ln.value:
+                    continue  # line 16's caption: the total is the row with the figure
                 line = f"16{ln.no[:-1]}" if ln.no.endswith(")") else (ln.no or "16other")
-                if ln.no == "16" and not ln.value and ln.text.endswith(":"):
-                    continue  # line 16's caption: its total is the row with the figure
                 add(part.number, line, ln.text, ln.value)
             if part.number == "II":
                 for row in part.table[1:]:

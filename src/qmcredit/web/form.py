@@ -20,6 +20,8 @@ from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
+import polars as pl
+
 from ..determination import Determination
 from ..form313 import form313
 from ..law.parameters import parameter
@@ -132,7 +134,8 @@ def employee_identities(claim) -> dict[str, Identity]:
     df = claim.payroll
     cols = [c for c in ("name", "ssn", "hired", "separated") if c in df.columns]
     if cols:
-        for row in df.select("employee_id", *cols).unique(subset="employee_id", keep="first", maintain_order=True).iter_rows(named=True):
+        firsts = df.group_by("employee_id", maintain_order=True).agg(pl.col(c).drop_nulls().first() for c in cols)
+        for row in firsts.iter_rows(named=True):
             found.setdefault(row["employee_id"], {}).update({k: v for k, v in row.items() if k != "employee_id" and v is not None})
     return {k: Identity(str(v.get("name") or "") or k, _masked(v.get("ssn")), str(v.get("hired") or ""), str(v.get("separated") or ""))
             for k, v in found.items()}
@@ -187,7 +190,7 @@ def part_one(f: dict, d: dict) -> Part:
     """Part I: questions 1-4 (E3; subsection e.'s averages; P2 and P1, as the payroll was counted:
     the worksheet names who was excluded and why), the form's note, questions 5 and 6."""
     i1 = f["part_i"]
-    inel = [r for r in d.get("ineligible_because", [])]
+    inel = d.get("ineligible_because", [])
     note = ("If the answer to any of the above questions is \"YES\", the taxpayer does not qualify for this tax credit. "
             "Otherwise, questions 5 and 6 and Part II.")
     if inel:
@@ -306,7 +309,7 @@ def part_four(claim, f: dict, version: dict) -> Part:
     for name, code, amount, _ in on16:
         letter = line16_letter(version, name, code)
         (by_letter.setdefault(letter, []) if letter else other).append(amount)
-    lines.append(FormLine("16", "Tax credits taken on current year's return:"))
+    lines.append(FormLine("", "16. Tax credits taken on current year's return:"))  # line 16's caption; its number is the total's
     lines += [FormLine(f"{ln['letter']})", ln["name"], _total(*by_letter[ln["letter"]]) if ln["letter"] in by_letter else "")
               for ln in version["line16"]]
     if other:

@@ -30,7 +30,7 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from .figures import LEDGER_LABELS, PERIOD_LABELS, as_dict, ledger_table, monthly_table, select_period, shown
-from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, forms_for, line16_credits, line16_letter, version_for
+from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, forms_for, line16_credits, line16_letter, location_text, version_for
 from .layout import Chart, Group, Line, Rect, Text, ledger_layout, monthly_layout
 
 FONT, FONT_BOLD = "QMCVera", "QMCVera-Bold"
@@ -321,7 +321,7 @@ def worksheet_pdf(claim, det) -> bytes:
         _p("Worksheet for Form 313: Economic Recovery Tax Credit", TITLE),
         _p("Attached to Form 313. N.J.S.A. 52:27BBB-55; figures from the qmcredit determination of the claim.", SMALL), Spacer(1, 6),
         _grid([["Taxpayer", f"{tp.name} ({tp.id})"], ["Tax", TAX_NAMES.get(tp.tax, tp.tax)],
-               ["Location", f"{loc.address}, {loc.municipality}".strip(", ")],
+               ["Location", location_text(loc.address, loc.municipality)],
                ["Operations began", loc.operations_began.isoformat() + (f" ({loc.operations_source})" if loc.operations_source else "")],
                ["Credit year one (W1)", f"{w['year_one']['start']} to {w['year_one']['end']}"],
                ["Credit year two (W2)", f"{w['year_two']['start']} to {w['year_two']['end']}"],
