@@ -1,7 +1,8 @@
 """The preparer's worksheet: what `qmcredit compute CLAIM` prints (rich tables).
 
-Eligibility checks, the monthly table of positions for the three periods, the averages, the
-credits, and for each privilege period the lines of Form 313 Parts III-V.
+Eligibility checks, the people excluded (P1-P3), the monthly table of positions for the three
+periods, the averages, the credits, and for each privilege period the lines of Form 313 Parts III-V
+under the form's line numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rich.table import Table
 from .claim import Claim
 from .determination import Determination
 from .form313 import form313
+from .web.form import excluded_people
 
 
 def _v(x) -> str:
@@ -38,6 +40,15 @@ def worksheet(claim: Claim, det: Determination) -> Group:
         t.add_row(c.rule, c.cite, c.condition, ("[green]pass[/green] " if c.passed else "[red]FAIL[/red] ") + c.message)
     parts.append(t)
 
+    excluded = excluded_people(claim, det.to_dict(explain=True))
+    if excluded:
+        t = Table(title="People excluded or counted part-time only (Form 313 Part I questions 3-4; P1-P4)")
+        for col in ("name", "SSN", "rule", "why"):
+            t.add_column(col)
+        for row in excluded:
+            t.add_row(*row)
+        parts.append(t)
+
     t = Table(title="Monthly positions (P2-P5)")
     for col, j in (("month", "left"), ("period", "left"), ("full-time", "right"), ("part-time hours", "right"), ("equivalents", "right"), ("positions", "right")):
         t.add_column(col, justify=j)
@@ -60,17 +71,17 @@ def worksheet(claim: Claim, det: Determination) -> Group:
         t = Table(title=f"Form 313 - period {f['start']} to {f['end']}" + (" (pending)" if f["pending"] else ""), show_header=False)
         t.add_column("line")
         t.add_column("amount", justify="right")
-        t.add_row("[bold]Part III[/bold] credit allowed this period (L1)", _v(p3["allowed_this_period"]) + (f"  ({', '.join(p3['allows'])})" if p3["allows"] else ""))
-        t.add_row("[bold]Part IV[/bold] tax liability", p4["tax_liability"])
+        t.add_row("[bold]Part III[/bold] line 10 less carryover: credit allowed this period (L1)", _v(p3["allowed_this_period"]) + (f"  ({', '.join(p3['allows'])})" if p3["allows"] else ""))
+        t.add_row("[bold]Part IV[/bold] 11 tax liability", p4["tax_liability"])
         if p4["limits_apply"]:
-            t.add_row("  50% of liability (L2)", p4["fifty_percent_of_liability"])
-            t.add_row("  floor: max(minimum tax, AMA) (L2)", p4["minimum_tax_floor"])
-            t.add_row("  liability less floor", p4["liability_less_floor"])
+            t.add_row("  12 50% of liability (L2)", p4["fifty_percent_of_liability"])
+            t.add_row("  13 floor: max(minimum tax, AMA) (L2)", p4["minimum_tax_floor"])
+            t.add_row("  14 liability less floor", p4["liability_less_floor"])
         else:
-            t.add_row("  limits (L3)", "none for this tax")
-        t.add_row("  other credits applied before this one", p4["other_credits_before"])
-        t.add_row("  allowable credit (room)", p4["allowable_credit"])
-        t.add_row("  credit applied", _v(p4["credit_applied"]))
+            t.add_row("  12-15 limits (L3)", "none for this tax")
+        t.add_row("  16 credits taken on the return before this one (L2a)", p4["other_credits_before"])
+        t.add_row("  17 allowable credit (room)", p4["allowable_credit"])
+        t.add_row("  18 credit applied", _v(p4["credit_applied"]))
         for o in f["part_v"]:
             t.add_row(f"[bold]Part V[/bold] {o['label']}: opening / allowed / applied / refund / forfeited",
                       f"{o['opening']} / {o['allowed']} / {o['applied']} / {o['refund']} / {o['forfeited']}")

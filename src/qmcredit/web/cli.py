@@ -1,4 +1,5 @@
-"""``qmcredit form313 CLAIM --period YYYY --out file.pdf``: Form 313 for one privilege period.
+"""``qmcredit form313 CLAIM (--period YYYY | --all) [--format pdf|json|csv] [--out FILE]``: Form 313
+for one privilege period or every one, as a PDF or as rows for preparers' software.
 
 A typer command function; the main CLI registers it with ``app.command()(form313)``. Exit codes
 follow the main CLI: 1 the claim is invalid, 2 the command line is wrong (an unknown period: the
@@ -16,7 +17,7 @@ import typer
 
 from ..imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from ..problems import ClaimError
-from .figures import PeriodNotFound
+from .figures import PeriodNotFound, select_period
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -41,33 +42,62 @@ def worksheet_path(out: Path) -> Path:
 def form313(
     claim: Path = typer.Argument(..., help="The claim: JSON with employees, or a JSON header naming its payroll table (docs/format.md).",
                                  show_default=False),
-    period: str = typer.Option(..., "--period", help="The privilege period: YYYY, the year it ends in, or its index (0 is the first).",
+    period: str = typer.Option(None, "--period", help="The privilege period: YYYY, the year it ends in, or its index (0 is the first).",
                                show_default=False),
-    out: Path = typer.Option(..., "--out", help="The PDF to write.", show_default=False),
+    all_periods: bool = typer.Option(False, "--all", help="Every privilege period's form, in one file."),
+    out: Path = typer.Option(None, "--out", help="The file to write (required for the PDF; JSON and CSV go to standard output without it).",
+                             show_default=False),
+    fmt: str = typer.Option("pdf", "--format", help="pdf (the form), or json / csv: one row per line and period for preparers' software."),
     worksheet: bool = typer.Option(False, "--worksheet", help="Also write the worksheet (monthly table, chart, ledger) as OUT's NAME.worksheet.pdf."),
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
+    preparer: str = typer.Option("", "--preparer", help="The preparer's name for the form's preparer block (blank to sign by hand)."),
+    firm: str = typer.Option("", "--firm", help="The preparer's firm."),
+    ptin: str = typer.Option("", "--ptin", help="The preparer's PTIN."),
 ) -> None:
-    """Write Form 313 (Economic Recovery Tax Credit, Parts I-V) for one privilege period as a PDF."""
+    """Write Form 313 (Economic Recovery Tax Credit, Parts I-V) for one privilege period, or all, as a PDF, JSON or CSV."""
     from .. import decide, load_claim  # the rules: loaded by the commands that use them (qmcredit/cli.py)
 
+    fmt = fmt.strip().lower()
+    if fmt not in ("pdf", "json", "csv"):
+        typer.echo(f"--format {fmt!r}: give pdf, json or csv", err=True)
+        raise typer.Exit(2)
+    if (period is None) == (not all_periods):
+        typer.echo("give --period YYYY (one privilege period) or --all (every period), not both or neither", err=True)
+        raise typer.Exit(2)
+    if out is None and (fmt == "pdf" or worksheet):
+        typer.echo("--out: give the PDF file to write", err=True)
+        raise typer.Exit(2)
+    if out is not None and not out.parent.is_dir():
+        typer.echo(f"{out}: the folder {out.parent} does not exist", err=True)
+        raise typer.Exit(2)
     try:
         c = load_claim(claim, settings_from(columns, mapping, sheet, roster, date_format))
     except ClaimError as e:
         for p in e.problems:
             typer.echo(f"{claim}: {p.message}" if p.location == str(claim) else f"{claim}: {p}", err=True)
         raise typer.Exit(1)
-    from .pdf import form313_pdf, worksheet_pdf  # reportlab: loaded by this command only
+    from .form import Preparer, forms_for
+    from .pdf import forms313_pdf, worksheet_pdf  # reportlab: loaded by this command only
 
     det = decide(c)
+    who = Preparer(preparer.strip(), firm.strip(), ptin.strip())
     try:
-        pdf = form313_pdf(c, det, period)
+        indices = list(range(len(det.ledger.periods))) if all_periods else [select_period(det, period)]
     except PeriodNotFound as e:
         typer.echo(f"{claim}: {e}", err=True)
         raise typer.Exit(2)
-    if not out.parent.is_dir():
-        typer.echo(f"{out}: the folder {out.parent} does not exist", err=True)
-        raise typer.Exit(2)
-    write_atomically(out, pdf)
+    if fmt == "pdf":
+        data = forms313_pdf(c, det, indices, who)
+    else:
+        from . import efile
+
+        forms = forms_for(c, det, indices, who)
+        text = efile.to_json(forms) if fmt == "json" else efile.to_csv(forms)
+        if out is None:
+            typer.echo(text, nl=False)
+            return
+        data = text.encode("utf-8")
+    write_atomically(out, data)
     typer.echo(f"wrote {out}")
     if worksheet:
         ws = worksheet_path(out)

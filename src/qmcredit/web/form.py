@@ -1,28 +1,39 @@
 """The figures of Form 313 ("Economic Recovery Tax Credit", N.J. Division of Taxation) for one
-privilege period, built on ``qmcredit.form313`` (the core's Form 313 lines) with the determination's checks,
-employee-months and ledger history.
+privilege period, line for line as the Division prints the form of the period's year, built on
+``qmcredit.form313`` (the core's Form 313 lines) with the determination's employee-months.
 
-The form's Parts: I qualifications (N.J.S.A. 52:27BBB-55(a), (d) and the definitions of (e)),
-II qualifying employees, III the credit ((a): $2,500 and $1,250 per new full-time position),
-IV the allowable amount with the other credits ((b)(3), N.J.A.C. 18:7-3.17), V the carryover by
-year of origin ((b)(2), (c)(2); five years under the form's instructions). Every amount is the
-determination's string; the only arithmetic is Decimal addition and comparison of those strings
-where a form line totals or compares others (line 10, line 15).
+Only the form's own parts, questions and lines are here (the layouts of ``form313_versions.toml``):
+Part I questions 1-6, Part II the qualifying employees (SSN, name, employment dates; a rider when
+more than five), Part III lines 7-10, Part IV lines 11-18 with line 16's lettered credits, Part V
+the carryover in tax-year columns A-F (lines 1, 2(a)-(f), 3, 4). Everything else (checks, averages,
+credit years, excluded people, credits applied after this one) is on the worksheet (``worksheet``).
+Every amount is the determination's string; the only arithmetic is Decimal addition, subtraction
+and comparison of those strings where a form line totals, subtracts or compares others.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
+from functools import cache
+from pathlib import Path
+
+import polars as pl
 
 from ..determination import Determination
 from ..form313 import form313
+from ..law.parameters import parameter
+from ..law.positions import STATUS
 from ..money import money
 from .figures import PERIOD_LABELS, shown
 
-ORIGIN_LABELS = {"year_one": "Credit year one", "year_two": "Credit year two"}
 TAX_NAMES = {"cbt": "Corporation Business Tax", "insurance_premiums": "Tax on Insurers (Insurance Premiums Tax)"}
 COUNTED = ("full_time", "part_time_equivalent")
+EXCLUDED = ("owner", "owner_relative", "temporary_not_part_time", "temporary_excluded")
+ON_FORM_EMPLOYEES = 5  # Part II has rows a-e; the rest go on the rider
+COLUMNS = "ABCDEF"
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,14 @@ class Part:
     lines: tuple[FormLine, ...] = ()
     table: tuple[tuple[str, ...], ...] = ()  # header row first; empty when the part has none
     note: str = ""
+    after: tuple[FormLine, ...] = ()  # lines printed below the table (Part V line 4)
+
+
+@dataclass(frozen=True)
+class Preparer:
+    name: str = ""
+    firm: str = ""
+    ptin: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,143 +65,390 @@ class Form313:
     tax: str
     taxpayer_name: str
     taxpayer_id: str
-    period: str
+    start: str
+    end: str
+    version: dict
+    unitary_id: str
+    combined_group_member: bool
     eligible: bool
     ineligible_because: tuple[str, ...]
     parts: tuple[Part, ...] = field(default=())
+    rider: tuple[tuple[str, ...], ...] = ()  # Part II rows beyond the form's five, header first
+    preparer: Preparer = Preparer()
 
+    @property
+    def period(self) -> str:
+        return f"{self.start} to {self.end}"
+
+
+# --- the published versions ---------------------------------------------------------------
+
+VERSIONS_FILE = Path(__file__).with_name("form313_versions.toml")
+
+
+@cache
+def versions() -> tuple[dict, ...]:
+    """The recorded versions of Form 313, earliest first, each with its line 16 names resolved."""
+    doc = tomllib.loads(VERSIONS_FILE.read_text(encoding="utf-8"))["version"]
+    by_id = {v["id"]: v for v in doc}
+    out = [{**v, "line16": by_id[v["line16_as"]]["line16"] if "line16_as" in v else v["line16"]} for v in doc]
+    return tuple(sorted(out, key=lambda v: v["from_form_year"]))
+
+
+def form_year(end: date) -> int:
+    """The year of the CBT forms a return for a period ending on ``end`` uses: periods ending July 31
+    of a year through June 30 of the next use that year's forms."""
+    return end.year if end.month >= 7 else end.year - 1
+
+
+def version_for(end: date) -> dict:
+    """The recorded version of Form 313 whose layout the form of a period ending on ``end`` follows."""
+    year = form_year(end)
+    fitting = [v for v in versions() if v["from_form_year"] <= year]
+    return {**(fitting[-1] if fitting else versions()[0]), "form_year": year}
+
+
+# --- data the claim gives (isolated: other engineers' fields arrive here) --------------------
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    ssn: str  # shown: XXX-XX-1234, or "" when not given
+    hired: str
+    separated: str
+
+
+def _masked(ssn) -> str:
+    digits = "".join(ch for ch in str(ssn or "") if ch.isdigit())
+    return f"XXX-XX-{digits[-4:]}" if len(digits) >= 4 else ""
+
+
+def employee_identities(claim) -> dict[str, Identity]:
+    """Each employee's name, masked SSN and employment dates (FORMAT.md "Who the employees are"),
+    read from the embedded employees or the payroll table's optional columns when the claim has
+    them; an employee without a name is shown by id."""
+    found: dict[str, dict] = {}
+    for e in getattr(claim, "employees", None) or ():
+        get = e.get if isinstance(e, dict) else lambda k, e=e: getattr(e, k, None)
+        found[str(get("id"))] = {k: get(k) for k in ("name", "ssn", "hired", "separated")}
+    df = claim.payroll
+    cols = [c for c in ("name", "ssn", "hired", "separated") if c in df.columns]
+    if cols:
+        firsts = df.group_by("employee_id", maintain_order=True).agg(pl.col(c).drop_nulls().first() for c in cols)
+        for row in firsts.iter_rows(named=True):
+            found.setdefault(row["employee_id"], {}).update({k: v for k, v in row.items() if k != "employee_id" and v is not None})
+    return {k: Identity(str(v.get("name") or "") or k, _masked(v.get("ssn")), str(v.get("hired") or ""), str(v.get("separated") or ""))
+            for k, v in found.items()}
+
+
+def identity(identities: dict[str, Identity], employee_id: str) -> Identity:
+    return identities.get(employee_id) or Identity(employee_id, "", "", "")
+
+
+def line16_credits(claim, index: int) -> list[tuple[str, int | None, str, bool]]:
+    """The other credits of the return for period ``index``: (name, Director's list number or None,
+    amount, counted on line 16). A credit counts on line 16 when the determination subtracts it
+    before this one (L2, L2a): its ``order``, or, without one, every credit (``credit_order =
+    "form_313"``) or those listed ahead of number 14 (``"regulation"``)."""
+    period = claim.periods[index]
+    rule = getattr(claim.options, "credit_order", "form_313")
+    out = []
+    for c in period.other_credits:
+        code, order = getattr(c, "code", None), getattr(c, "order", None)
+        before = order == "before" if order else (rule != "regulation" or (code is not None and int(code) < 14))
+        out.append((c.name, None if code is None else int(code), money(c.amount), before))
+    return out
+
+
+def unitary_id(claim) -> str:
+    return str(getattr(claim.taxpayer, "unitary_id", None) or "")
+
+
+def combined_group_member(claim, index: int) -> bool:
+    return bool(getattr(claim.periods[index], "combined_group_member", False))
+
+
+# --- the parts ----------------------------------------------------------------------------------
 
 def _total(*amounts: str | None) -> str:
     return str(sum((Decimal(a) for a in amounts if a is not None), Decimal("0.00")))
 
 
-def _employee_rows(d: dict) -> list[dict]:
+def employee_rows(d: dict) -> list[dict]:
     em = next((e for e in d.get("explanation", []) if e.get("figure") == "employee_months"), None)
     return [] if em is None else em["rows"]
 
 
+def location_text(address: str, municipality: str) -> str:
+    """Question 5's address: the municipality is added only when the address does not name it."""
+    if municipality and municipality.lower() not in address.lower():
+        return ", ".join(x for x in (address, municipality) if x)
+    return address or municipality
+
+
 def part_one(f: dict, d: dict) -> Part:
-    """Part I: the form's preliminary questions (E2-E4; P1 and P2 from how the payroll was counted;
-    question 2 from the averages of subsection e.), questions 5 and 6, and every eligibility check."""
+    """Part I: questions 1-4 (E3; subsection e.'s averages; P2 and P1, as the payroll was counted:
+    the worksheet names who was excluded and why), the form's note, questions 5 and 6."""
     i1 = f["part_i"]
-    statuses = {r["status"] for r in _employee_rows(d)}
-    temp = "; some temporary or seasonal hours were recorded and not counted as full-time" if statuses & {"temporary_not_part_time", "temporary_excluded"} else ""
-    owners = "; some owners or relatives were recorded and excluded" if statuses & {"owner", "owner_relative"} else ""
-    checks = tuple((c["rule"], c["cite"], c["condition"], "passed" if c["passed"] else "FAILED", c["message"]) for c in d.get("checks", []))
+    inel = d.get("ineligible_because", [])
+    note = ("If the answer to any of the above questions is \"YES\", the taxpayer does not qualify for this tax credit. "
+            "Otherwise, questions 5 and 6 and Part II.")
+    if inel:
+        note = "The taxpayer does not qualify for this tax credit: " + "; ".join(f"{r['rule']} ({r['cite']}) {r['message']}" for r in inel) + " (see the worksheet)."
     return Part("I", "Taxpayer and Employee Preliminary Qualifications", (
         FormLine("1", "Is the taxpayer receiving a benefit under the New Jersey Urban Enterprise Zones Act?", i1["receiving_uez_benefit"].upper()),
-        FormLine("2", "Did the new full-time positions at the qualifying location exist prior to credit year one? "
-                      "(measured by the increase of the average over the base period, 52:27BBB-55(e))",
+        FormLine("2", "Did the new full-time position at the qualifying location exist prior to credit year one?",
                  i1["new_positions_existed_before_year_one"].upper()),
-        FormLine("3", f"Is a full-time position counted here filled on a temporary or seasonal basis? (rule P2{temp})", "NO"),
-        FormLine("4", f"Is an employee counted here an owner, or an owner's spouse, dependant, ancestor or descendant? (rule P1{owners})", "NO"),
-        FormLine("5", "Address of the qualifying location of the new or expanded operations",
-                 ", ".join(x for x in (i1["location"], i1["municipality"]) if x)),
-        FormLine("6", "Date the new or expanded operations began at the qualifying location"
-                      + (f" (source: {i1['operations_source']})" if i1["operations_source"] else ""), i1["operations_began"]),
-        FormLine("6a", "Credit year one", i1["credit_year_one"]),
-        FormLine("6b", "Credit year two", i1["credit_year_two"]),
-        FormLine("6c", "Earlier 24-month credit period (52:27BBB-55(d))", i1["earlier_credit_period"]),
-    ), (("Rule", "Cite", "Condition", "Result", "Why"), *checks) if checks else ())
+        FormLine("3", "Is the full-time position filled by an employee of the taxpayer on a temporary or seasonal basis?", "NO"),
+        FormLine("4", "Is the employee of the taxpayer an individual with an ownership interest in the business, that individual's "
+                      "spouse or dependent, or that individual's ancestor or descendant?", "NO"),
+        FormLine("5", "Address of the qualifying location of the new or expanded operations", location_text(i1["location"], i1["municipality"])),
+        FormLine("6", "Date when the new or expanded operation began at the qualifying location", i1["operations_began"]),
+    ), note=note)
 
 
-def part_two(f: dict, d: dict) -> Part:
-    """Part II: each employee whose hours count in a credit year (P2 full-time or P4 equivalents),
-    with the first and last month counted, and the average positions of the three periods (P5)."""
-    spans: dict[str, list] = {}
-    for r in _employee_rows(d):
+def _letters(k: int) -> str:
+    """a, b, ... z, aa, ab, ...: the row labels of Part II and its rider."""
+    s = ""
+    k += 1
+    while k:
+        k, r = divmod(k - 1, 26)
+        s = chr(97 + r) + s
+    return s
+
+
+def qualifying_employees(claim, d: dict) -> list[tuple[str, str, str, str, str]]:
+    """Part II's rows: each employee whose hours count in credit year one or two (P2 full-time, P4
+    equivalents), as (row, SSN, name, from, to); the dates are the employment dates when the claim
+    gives them, else the first and last month counted."""
+    spans: dict[str, list[str]] = {}
+    for r in employee_rows(d):
         if r["status"] in COUNTED and r["period"] in ("year_one", "year_two"):
-            s = spans.setdefault(r["employee_id"], [r["month"], r["month"], 0, 0])
+            s = spans.setdefault(r["employee_id"], [r["month"], r["month"]])
             s[0], s[1] = min(s[0], r["month"]), max(s[1], r["month"])
-            s[2 if r["status"] == "full_time" else 3] += 1
-    table = (("Employee", "From", "To", "Months full-time", "Months part-time (equivalents)"),
-             *((e, a, b, str(ft), str(pt)) for e, (a, b, ft, pt) in sorted(spans.items())))
-    ii, w = f["part_ii"], d["windows"]
-    lines = tuple(
-        FormLine(no, f"Average full-time positions and equivalents, {PERIOD_LABELS[k].lower()} {w[k]['start']} to {w[k]['end']}", shown(ii[f"average_{k}"]))
-        for no, k in (("a", "base"), ("b", "year_one"), ("c", "year_two"))
-    )
-    return Part("II", "Qualifying Employee Information", lines, table,
-                "Employees whose hours count toward the positions of credit year one or two (rules P2, P4).")
+    ids = employee_identities(claim)
+    rows = []
+    for k, (e, (a, b)) in enumerate(sorted(spans.items(), key=lambda kv: (identity(ids, kv[0]).name, kv[0]))):
+        who = identity(ids, e)
+        rows.append((f"{_letters(k)}.", who.ssn, who.name, who.hired or a, who.separated or (b if not who.hired else "")))
+    return rows
 
 
-def part_three(f: dict) -> Part:
-    """Part III: the credits of subsection a. and what this period has available (L1, L4)."""
+PART_II_HEAD = ("", "Social Security Number", "Name", "Employment dates: From", "To")
+
+
+def part_two(rows: list) -> Part:
+    shown_rows = rows[:ON_FORM_EMPLOYEES] or [("a.", "", "", "", "")]
+    more = len(rows) - ON_FORM_EMPLOYEES
+    return Part("II", "Qualifying Employee Information", (), (PART_II_HEAD, *shown_rows),
+                "Each of the taxpayer's qualifying employees reported in Part III."
+                + (f" {more} more on the attached rider." if more > 0 else ""))
+
+
+def part_three(f: dict, windows: dict) -> Part:
+    """Part III: lines 7 and 8 (subsection a.: $2,500 and $1,250 per new full-time position), line 9
+    the carryover from prior tax years (Part V), line 10 the credit available this period (L1, L4)."""
     iii = f["part_iii"]
-    carry = {o["origin"]: o["opening"] for o in f["part_v"] if o["origin"] not in iii["allows"]}
     y1, y2 = iii["year_one"], iii["year_two"]
+    carry = _total(*(o["opening"] for o in f["part_v"]))
+
+    def when(o):
+        w = windows[o]
+        return f" ({PERIOD_LABELS[o].lower()} {w['start']} to {w['end']}{'; allowed for this period' if o in iii['allows'] else ''})"
+
     return Part("III", "Calculation of the Economic Recovery Tax Credit", (
-        FormLine("7", f"New full-time positions in credit year one: {shown(y1['new_positions'])} x ${y1['amount_per_position']}", shown(y1["credit"])),
-        FormLine("8", f"New full-time positions in credit year two: {shown(y2['new_positions'])} x ${y2['amount_per_position']}", shown(y2["credit"])),
-        FormLine("9", "Credit allowed for this period (credit years ending in it: "
-                      + (", ".join(PERIOD_LABELS[o].lower() for o in iii["allows"]) or "none") + ")", shown(iii["allowed_this_period"])),
-        *(FormLine(f"9{'ab'[k]}", f"Carried over from earlier periods, {ORIGIN_LABELS[o].lower()}", v) for k, (o, v) in enumerate(carry.items())),
-        FormLine("10", "Total credit available for this period (line 9 plus carryover)",
-                 "pending" if iii["allowed_this_period"] is None else _total(iii["allowed_this_period"], *carry.values())),
+        FormLine("7", f"Number of new full-time positions at the location in credit year one{when('year_one')}: "
+                      f"{shown(y1['new_positions'])} x ${y1['amount_per_position']}", shown(y1["credit"])),
+        FormLine("8", f"Number of new full-time positions at the location in credit year two{when('year_two')}: "
+                      f"{shown(y2['new_positions'])} x ${y2['amount_per_position']}", shown(y2["credit"])),
+        FormLine("9", "Carryover of the credit from prior tax years (Part V)", carry),
+        FormLine("10", "Total credit available for this tax period: the credit of line 7 or 8 allowed for this period, plus line 9",
+                 "pending" if iii["allowed_this_period"] is None else _total(iii["allowed_this_period"], carry)),
     ))
 
 
-def part_four(claim, f: dict) -> Part:
-    """Part IV: the allowable amount (L2 for CBT: 50% of the liability and the minimum-tax / AMA
-    floor, less other credits applied before this one, N.J.A.C. 18:7-3.17; L3 for insurers)."""
+def _norm(name: str) -> str:
+    words = "".join(ch.lower() if ch.isalnum() else " " for ch in name).split()
+    return " ".join(w for w in words if w not in ("tax", "credit", "the", "program"))
+
+
+def line16_letter(version: dict, name: str, code: int | None) -> str | None:
+    """The letter of line 16 a credit goes on: by its Director's list number, else by its name."""
+    for ln in version["line16"]:
+        if code is not None and code in ln["codes"]:
+            return ln["letter"]
+    n = _norm(name)
+    for ln in version["line16"]:
+        k = _norm(ln["name"])
+        if n and (n == k or k in n or n in k):
+            return ln["letter"]
+    return None
+
+
+def part_four(claim, f: dict, version: dict) -> Part:
+    """Part IV, lines 11-18: the allowable amount (L2 for the CBT: 50% of the liability and the
+    minimum-tax / AMA floor, less the credits taken on the return before this one, N.J.A.C.
+    18:7-3.17; L3 for insurers), line 16 by the credits' names (L2a)."""
     iv = f["part_iv"]
-    period = claim.periods[f["index"]]
-    before = [c for c in period.other_credits if c.order == "before"]
-    after = [c for c in period.other_credits if c.order == "after"]
     lines = [FormLine("11", "Tax liability otherwise due, before any credit", iv["tax_liability"])]
+    note = ""
     if iv["limits_apply"]:
         lines += [
             FormLine("12", "50% of line 11", iv["fifty_percent_of_liability"]),
             FormLine("13", "Statutory minimum tax (N.J.S.A. 54:10A-5(e)) or alternative minimum assessment, the larger", iv["minimum_tax_floor"]),
-            FormLine("14", "Line 11 minus line 13", iv["liability_less_floor"]),
-            FormLine("15", "Lesser of line 12 or line 14", str(min(Decimal(iv["fifty_percent_of_liability"]), Decimal(iv["liability_less_floor"])))),
+            FormLine("14", "Subtract line 13 from line 11", iv["liability_less_floor"]),
+            FormLine("15", "Enter the lesser of line 12 or line 14", str(min(Decimal(iv["fifty_percent_of_liability"]), Decimal(iv["liability_less_floor"])))),
         ]
     else:
-        lines.append(FormLine("12-15", "Not applicable: no 50% limit or minimum tax for the tax on insurers (rule L3)", "n/a"))
-    lines += [FormLine(f"16{'abcdefghijk'[j]}", f"{c.name} (applied before this credit)", money(c.amount)) for j, c in enumerate(before)]
-    totals = f["totals"]
+        lines += [FormLine(n, t, "n/a") for n, t in (("12", "50% of line 11"), ("13", "Statutory minimum tax"),
+                                                       ("14", "Subtract line 13 from line 11"), ("15", "Enter the lesser of line 12 or line 14"))]
+        note = "Lines 12-15 do not apply: no 50% limit or minimum tax for the tax on insurers (rule L3); line 17 is line 11 minus line 16."
+    on16 = [c for c in line16_credits(claim, f["index"]) if c[3]]
+    by_letter: dict[str, list[str]] = {}
+    other: list[str] = []
+    for name, code, amount, _ in on16:
+        letter = line16_letter(version, name, code)
+        (by_letter.setdefault(letter, []) if letter else other).append(amount)
+    lines.append(FormLine("", "16. Tax credits taken on current year's return:"))  # line 16's caption; its number is the total's
+    lines += [FormLine(f"{ln['letter']})", ln["name"], _total(*by_letter[ln["letter"]]) if ln["letter"] in by_letter else "")
+              for ln in version["line16"]]
+    if other:
+        lines.append(FormLine("", "Other credits taken on this return, not named on line 16 (listed on the worksheet)", _total(*other)))
     lines += [
-        FormLine("16", "Tax credits taken on this return before this one, total", iv["other_credits_before"]),
-        FormLine("17", "Line " + ("15" if iv["limits_apply"] else "11") + " minus line 16; if less than zero, enter zero", iv["allowable_credit"]),
-        FormLine("18", "Allowable credit applied for this period: the lesser of line 10 or line 17", shown(iv["credit_applied"])),
-        FormLine("19", "Refundable part of the credit year one balance (overpayment, 52:27BBB-55(c)(2))", shown(totals["refund"])),
-        FormLine("20", "Forfeited: carried forward beyond the periods allowed (Form 313 instructions)", shown(totals["forfeited"])),
+        FormLine("16", "Total", iv["other_credits_before"]),
+        FormLine("17", "Subtract line 16 from line " + ("15" if iv["limits_apply"] else "11") + ". If the result is less than zero, enter zero",
+                 iv["allowable_credit"]),
+        FormLine("18", "Allowable credit for the current tax period: the lesser of line 10 or line 17 (here and on Schedule A-3 of the "
+                       "CBT-100, CBT-100S or BFC-1)", shown(iv["credit_applied"])),
     ]
-    lines += [FormLine("", f"{c.name}: applied after this credit, does not reduce its room", money(c.amount)) for c in after]
-    return Part("IV", "Calculation of the Allowable Credit Amount", tuple(lines))
+    return Part("IV", "Calculation of the Allowable Credit Amount", tuple(lines), note=note)
 
 
-def part_five(forms: list[dict], i: int) -> Part:
-    """Part V: the carryover schedule by year of origin (L4, L5, R1): for each credit year allowed
-    up to this period, the credit, what each period applied, refunded and forfeited, and what remains."""
-    upto = forms[: i + 1]
-    origin_period = {o: j for j, f in enumerate(upto) for o in f["part_iii"]["allows"]}
-    cols = [o for o in ("year_one", "year_two") if o in origin_period]
-    head = ("Line", *(f"{ORIGIN_LABELS[o]} (allowed for the period ending {upto[origin_period[o]]['end']})" for o in cols))
-    rows = [("1 Credit", *(shown(upto[origin_period[o]]["part_iii"][o]["credit"]) for o in cols))]
-    for j in range(min(origin_period.values(), default=i + 1), i + 1):
-        origins = {o["origin"]: o for o in upto[j]["part_v"]}
-        for what in ("applied", "refund", "forfeited"):
-            vals = [origins[o][what] if o in origins else "" for o in cols]
-            if what == "applied" or any(v not in ("", "0.00") for v in vals):
-                rows.append((f"2 {what.capitalize()} in the period ending {upto[j]['end']}", *vals))
-    closing = {o["origin"]: o["carryover"] for o in upto[i]["part_v"]}
-    rows.append(("3 Remaining, carried forward", *(closing.get(o, "pending" if upto[i]["pending"] else "0.00") for o in cols)))
-    lines = (FormLine("4", "Total carried forward to the next period", shown(upto[i]["totals"]["carried_forward"])),)
-    return Part("V", "Economic Recovery Tax Credit Carryover", lines, (head, *rows) if cols else (),
-                "" if cols else "No credit has been allowed up to this period: nothing to carry over.")
+def carryforward_limit(claim, windows: dict) -> int | None:
+    cf = claim.options.carryforward_periods
+    if cf == "form_313":
+        return int(parameter("carryforward_periods").at(date.fromisoformat(windows["year_one"]["start"])).value)
+    return cf
 
 
-def form_for_period(claim, det: Determination, i: int) -> Form313:
-    """The figures of Form 313 for the privilege period at index ``i``, from ``qmcredit.form313``
-    plus the determination's checks, employee-months and ledger history."""
+def part_five(claim, forms: list[dict], i: int, windows: dict) -> Part:
+    """Part V: the carryover schedule in tax-year columns A-F, earliest first (L4, L5, R1). Line 1 the
+    credit calculated for each tax year; lines 2(a)-(f) the allowable credit (Part IV line 18) of
+    each tax year applied to it; line 3 the remainder; line 4 the carryover to the next tax year.
+    What is refunded (R1) or forfeited after the years allowed (L5) is stated under the columns."""
+    allowed_in = {o: j for j, f in enumerate(forms[: i + 1]) for o in f["part_iii"]["allows"]}
+    after = (FormLine("4", "Carryover to the next tax year: line 3, less what is refunded or forfeited", shown(forms[i]["totals"]["carried_forward"])),)
+    if not allowed_in:
+        return Part("V", "Economic Recovery Tax Credit Carryover", (), (),
+                    "No credit has been calculated for this or an earlier tax year: no carryover.", after)
+    first = max(min(allowed_in.values()), i - len(COLUMNS) + 1)
+    years = list(range(first, i + 1))
+    limit = carryforward_limit(claim, windows)
+    head = ("Tax year ending", *(f"{COLUMNS[c]}: {forms[j]['end']}" for c, j in enumerate(years)))
+    origins_of = {j: [o for o, k in allowed_in.items() if k == j] for j in years}
+
+    def cell(j: int, k: int, what: str) -> str:
+        """What period ``k`` did (applied, refund, forfeited) to the credit calculated for tax year ``j``."""
+        if not origins_of[j] or k < j:
+            return ""
+        vals = {o["origin"]: o[what] for o in forms[k]["part_v"]}
+        if forms[k]["pending"] and what == "applied":
+            return "pending"
+        return _total(*(vals.get(o, "0.00") for o in origins_of[j]))
+
+    line1 = [_total(*(forms[j]["part_iii"][o]["credit"] for o in origins_of[j])) if origins_of[j] else "0.00" for j in years]
+    rows = [("1. Credit calculated for the tax year", *line1)]
+    for r, k in enumerate(years):
+        rows.append((f"2({'abcdef'[r]}) Part IV line 18, tax year ending {forms[k]['end']}", *(cell(j, k, "applied") for j in years)))
+    line3 = []
+    for c, j in enumerate(years):
+        used = [cell(j, k, "applied") for k in years]
+        line3.append("pending" if "pending" in used else str(Decimal(line1[c]) - Decimal(_total(*(u for u in used if u)))))
+    rows.append(("3. Line 1 minus lines 2(a) through 2(f)", *line3))
+    notes = []
+    for c, j in enumerate(years):
+        for o in origins_of[j]:
+            refund = [(forms[k]["end"], cell_o(forms[k], o, "refund")) for k in years if k >= j]
+            lost = [(forms[k]["end"], cell_o(forms[k], o, "forfeited")) for k in years if k >= j]
+            closing = cell_o(forms[i], o, "carryover") if not forms[i]["pending"] else "pending"
+            if limit is None:
+                through = "no carryforward limit (option carryforward_periods)"
+            elif j + limit < len(forms):
+                through = f"usable through the tax year ending {forms[j + limit]['end']}"
+            else:
+                through = f"usable for {limit} tax years after the one ending {forms[j]['end']}"
+            bits = [f"{PERIOD_LABELS[o]}, column {COLUMNS[c]}: {through}"]
+            bits += [f"refunded {v} as an overpayment at the close of the tax year ending {e} (52:27BBB-55(c)(2))" for e, v in refund if v not in ("0.00", "")]
+            bits += [f"forfeited {v} at the close of the tax year ending {e} (five-year limit, Form 313-A)" for e, v in lost if v not in ("0.00", "")]
+            bits.append(f"carried forward {closing}")
+            notes.append("; ".join(bits) + ".")
+    return Part("V", "Economic Recovery Tax Credit Carryover", (), (head, *rows), " ".join(notes), after)
+
+
+def cell_o(form: dict, origin: str, what: str) -> str:
+    return next((o[what] for o in form["part_v"] if o["origin"] == origin), "0.00")
+
+
+def forms_for(claim, det: Determination, indices: list[int] | None = None, preparer: Preparer = Preparer()) -> list[Form313]:
+    """Form 313 for the privilege periods at ``indices`` (all when None), in that order, each laid out
+    as the version of the Division's form of the period's year (``version_for``)."""
     forms = form313(claim, det)
     d = det.to_dict(explain=True)
-    f = forms[i]
-    i1 = f["part_i"]
-    return Form313(
-        tax=i1["tax"], taxpayer_name=i1["taxpayer"], taxpayer_id=i1["taxpayer_id"], period=f"{f['start']} to {f['end']}",
-        eligible=d["eligible"],
-        ineligible_because=tuple(f"{r['rule']} ({r['cite']}): {r['message']}" for r in d["ineligible_because"]),
-        parts=(part_one(f, d), part_two(f, d), part_three(f), part_four(claim, f), part_five(forms, i)),
-    )
+    employees = qualifying_employees(claim, d)
+    rider = (PART_II_HEAD, *employees[ON_FORM_EMPLOYEES:]) if len(employees) > ON_FORM_EMPLOYEES else ()
+    out = []
+    for i in range(len(forms)) if indices is None else indices:
+        f = forms[i]
+        i1 = f["part_i"]
+        version = version_for(date.fromisoformat(f["end"]))
+        out.append(Form313(
+            tax=i1["tax"], taxpayer_name=i1["taxpayer"], taxpayer_id=i1["taxpayer_id"], start=f["start"], end=f["end"],
+            version=version, unitary_id=unitary_id(claim), combined_group_member=combined_group_member(claim, i),
+            eligible=d["eligible"],
+            ineligible_because=tuple(f"{r['rule']} ({r['cite']}): {r['message']}" for r in d["ineligible_because"]),
+            parts=(part_one(f, d), part_two(employees), part_three(f, d["windows"]), part_four(claim, f, version),
+                   part_five(claim, forms, i, d["windows"])),
+            rider=rider, preparer=preparer,
+        ))
+    return out
+
+
+def form_for_period(claim, det: Determination, i: int, preparer: Preparer = Preparer()) -> Form313:
+    """The figures of Form 313 for the privilege period at index ``i``."""
+    return forms_for(claim, det, [i], preparer)[0]
+
+
+def excluded_people(claim, d: dict) -> list[tuple[str, str, str, str]]:
+    """The worksheet's list for Part I questions 3 and 4: each person whose hours were not counted
+    in the credit years for who they are or how they were employed (P1 owners and relatives; P2 and
+    P3 temporary or seasonal), as (name, SSN, rule, reason), and each temporary or seasonal worker
+    counted as a part-time position (P3, P4), which question 3 (full-time positions) does not ask about."""
+    ids = employee_identities(claim)
+    seen: dict[str, dict[str, set]] = {}
+    for r in employee_rows(d):
+        if r["period"] in ("year_one", "year_two") and (r["status"] in EXCLUDED or r["status"] in COUNTED):
+            seen.setdefault(r["employee_id"], {}).setdefault(r["status"], set()).add(r["month"])
+    bases = temporary_bases(claim)
+    out = []
+    for e, statuses in sorted(seen.items()):
+        who = identity(ids, e)
+        for s in EXCLUDED:
+            if s in statuses and not (s.startswith("temporary") and statuses.keys() & set(COUNTED)):
+                rule, why = STATUS[s]
+                out.append((who.name, who.ssn, rule, why))
+        if "part_time_equivalent" in statuses and e in bases:
+            out.append((who.name, who.ssn, "P3, P4", f"{'/'.join(sorted(bases[e]))}: counted as a part-time position (hours toward full-time "
+                        "equivalents), never as a full-time position (P2); question 3 asks about full-time positions, so its answer is NO"))
+    return out
+
+
+def temporary_bases(claim) -> dict[str, set[str]]:
+    df = claim.payroll
+    if "basis" not in df.columns:
+        return {}
+    rows = df.select("employee_id", "basis").unique().iter_rows()
+    out: dict[str, set[str]] = {}
+    for e, b in rows:
+        if b in ("temporary", "seasonal"):
+            out.setdefault(e, set()).add(b)
+    return out

@@ -1,7 +1,9 @@
 """The two charts as plain shapes, laid out once and drawn twice: as SVG for pages (``charts``) and
 with reportlab graphics for the worksheet PDF (``pdf``), so both show the same picture.
 
-Coordinates are SVG's: origin top left, y downwards. Figures in labels and titles are the
+Coordinates are SVG's: origin top left, y downwards. Labels are at least ``LABEL`` units high, so
+that the worksheet's charts, drawn at about 0.55 of these units across a letter page, print at 7 pt
+or more; no label sits on a bar. Figures in labels and titles are the
 determination's strings; bar heights and tick positions are geometry, so floats are fine there.
 """
 
@@ -22,7 +24,8 @@ LEDGER_COLOURS = {
     "room": "#5c6670", "applied": "#1f4e79", "refund": "#1b7a3d",
     "forfeited": "#b3261e", "carried_forward": "#b34d00",
 }
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+MONTHS = ("J", "F", "M", "A", "M", "J", "J", "A", "S", "O", "N", "D")  # initials: 36 of them fit at LABEL size
+LABEL = 13.0  # the smallest text, in chart units: 7.1 pt on the worksheet (960 units across 7.3 in)
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def _axis(shapes: list, left: float, right: float, top: float, bottom: float, vm
     for k in range(n + 1):
         v = k * step
         shapes.append(Line(left, y(v), right, y(v), GRID, 0.8))
-        shapes.append(Text(left - 6, y(v) + 4, tick_text(v, money), 10, "end", MUTED))
+        shapes.append(Text(left - 6, y(v) + 4, tick_text(v, money), LABEL, "end", MUTED))
     return y
 
 
@@ -115,20 +118,20 @@ def monthly_layout(det) -> Chart:
     months = d.get("monthly", [])
     avgs = d["average_positions"]
     new = d["new_positions"]
-    W, H, left, right, top, bottom = 960.0, 460.0, 64.0, 936.0, 84.0, 380.0
+    W, H, left, right, top, bottom = 960.0, 500.0, 64.0, 936.0, 104.0, 390.0
     slot = (right - left) / max(len(months), 1)
     values = [float(m["positions"]) for m in months if m["known"]] + [float(v) for v in avgs.values() if v is not None]
     shapes: list = []
-    shapes.append(Text(left, 20, "Positions per month: full-time positions and full-time equivalents", 13, bold=True))
+    shapes.append(Text(left, 20, "Positions per month: full-time positions and full-time equivalents", 16, bold=True))
     for k, name in enumerate(("base", "year_one", "year_two")):
         x0 = left + 12 * k * slot
         shapes.append(Rect(x0, top, 12 * slot, bottom - top, BANDS[name]))
         w = d["windows"][name]
-        shapes.append(Text(x0 + 6 * slot, top - 34, PERIOD_LABELS[name], 12, "middle", bold=True))
-        shapes.append(Text(x0 + 6 * slot, top - 19, f"{w['start']} to {w['end']}", 10, "middle", MUTED))
-        shapes.append(Text(x0 + 6 * slot, top - 5, f"average {shown(avgs[name])}", 10, "middle"))
+        shapes.append(Text(x0 + 6 * slot, top - 62, PERIOD_LABELS[name], 14, "middle", bold=True))
+        shapes.append(Text(x0 + 6 * slot, top - 46, f"{w['start']} to {w['end']}", LABEL, "middle", MUTED))
+        shapes.append(Text(x0 + 6 * slot, top - 30, f"average {shown(avgs[name])}", LABEL, "middle"))
     y = _axis(shapes, left, right, top, bottom, max(values, default=0.0), money=False)
-    shapes.append(Text(left - 6, top - 52, "positions", 10, "end", MUTED))
+    shapes.append(Text(left - 6, top - 8, "positions", LABEL, "end", MUTED))
     bar = slot * 0.68
     for i, (m, row) in enumerate(zip(months, rows)):
         x = left + i * slot + (slot - bar) / 2
@@ -136,7 +139,7 @@ def monthly_layout(det) -> Chart:
         if not m["known"]:
             title = f"{label}: payroll not known yet"
             shapes.append(Group(title, "bar", (Rect(x, top + 4, bar, bottom - top - 4, None, MUTED, "3 3"),
-                                               Text(x + bar / 2, bottom - 6, "?", 11, "middle", MUTED))))
+                                               Text(x + bar / 2, bottom - 8, "?", LABEL, "middle", MUTED))))  # inside the outline, not on a bar
         else:
             ft, eq = float(m["full_time"]), float(m["equivalents"])
             title = (f"{label}: {row['full_time']} full-time, {row['equivalents']} equivalents "
@@ -145,9 +148,9 @@ def monthly_layout(det) -> Chart:
             shapes.append(Group(title, "bar", parts))
         mm = int(row["month"][5:7])
         cx = left + (i + 0.5) * slot
-        shapes.append(Text(cx, bottom + 14, MONTHS[mm - 1], 9, "middle", MUTED))
+        shapes.append(Text(cx, bottom + 15, MONTHS[mm - 1], LABEL, "middle", MUTED))
         if mm == 1 or i == 0:
-            shapes.append(Text(cx, bottom + 28, row["month"][:4], 10, "middle"))
+            shapes.append(Text(cx, bottom + 30, row["month"][:4], LABEL, "middle"))
     shapes.append(Line(left, bottom, right, bottom, INK, 1.2))
     base = avgs.get("base")
     for k, name in enumerate(("base", "year_one", "year_two")):
@@ -165,17 +168,16 @@ def monthly_layout(det) -> Chart:
             f"{PERIOD_LABELS[name]}: {shown(new[name])} new full-time positions = average {shown(avgs[name])} "
             f"minus base average {shown(base)} (at least zero)", "new_positions",
             (Line(ax, yb, ax, ya, INK, 1.6), Line(ax - 5, yb, ax + 5, yb, INK, 1.6), Line(ax - 5, ya, ax + 5, ya, INK, 1.6),
-             Rect(ax + 6, (ya + yb) / 2 - 10, 118, 15, "#ffffff", INK),
-             Text(ax + 10, (ya + yb) / 2 + 1, f"new: {shown(new[name])}", 10, bold=True))))
-    lx = left
-    for colour, text, dash in ((FULL_TIME, "full-time positions", None), (EQUIVALENT, "full-time equivalents (part-time hours / 140)", None),
-                               (None, "period average", "7 4"), (None, "base average, for comparison", "2 3")):
+             Text(x0 + 6 * slot, top - 14, f"new: {shown(new[name])}", LABEL, "middle", bold=True))))  # above the bars
+    legend = ((FULL_TIME, "full-time positions", None), (EQUIVALENT, "full-time equivalents (part-time hours / 140)", None),
+              (None, "period average", "7 4"), (None, "base average, for comparison", "2 3"))
+    for k, (colour, text, dash) in enumerate(legend):
+        lx, ly = left + 440 * (k % 2), bottom + 62 + 20 * (k // 2)  # two rows of two
         if colour:
-            shapes.append(Rect(lx, bottom + 40, 12, 12, colour))
+            shapes.append(Rect(lx, ly - 11, 12, 12, colour))
         else:
-            shapes.append(Line(lx, bottom + 46, lx + 22, bottom + 46, INK if dash == "7 4" else MUTED, 2, dash))
-        shapes.append(Text(lx + (16 if colour else 26), bottom + 50, text, 10))
-        lx += 30 + 6.2 * len(text)
+            shapes.append(Line(lx, ly - 5, lx + 22, ly - 5, INK if dash == "7 4" else MUTED, 2, dash))
+        shapes.append(Text(lx + (16 if colour else 26), ly, text, LABEL))
     desc = monthly_desc(d)
     return Chart(W, H, "Monthly positions: base period, credit year one and credit year two", desc, shapes)
 
@@ -195,11 +197,11 @@ def ledger_layout(det) -> Chart:
     forfeited and carried forward, as grouped bars."""
     d = as_dict(det)
     periods = d["periods"]
-    W, H, left, right, top, bottom = 960.0, 400.0, 84.0, 936.0, 56.0, 320.0
-    shapes: list = [Text(left, 20, "Credit ledger by privilege period", 13, bold=True)]
+    W, H, left, right, top, bottom = 960.0, 440.0, 84.0, 936.0, 56.0, 320.0
+    shapes: list = [Text(left, 20, "Credit ledger by privilege period", 16, bold=True)]
     values = [float(p[k]) for p in periods for k in LEDGER_FIELDS if p.get(k) is not None]
     y = _axis(shapes, left, right, top, bottom, max(values, default=0.0), money=True)
-    shapes.append(Text(left - 6, top - 14, "dollars", 10, "end", MUTED))
+    shapes.append(Text(left - 6, top - 14, "dollars", LABEL, "end", MUTED))
     slot = (right - left) / max(len(periods), 1)
     bar = slot * 0.8 / len(LEDGER_FIELDS)
     for i, p in enumerate(periods):
@@ -213,15 +215,16 @@ def ledger_layout(det) -> Chart:
             h = y(0) - y(float(v))
             shapes.append(Group(title, "ledger_bar", (Rect(x0 + j * bar, y(float(v)), bar, h, LEDGER_COLOURS[k]),)))
         cx = left + (i + 0.5) * slot
-        shapes.append(Text(cx, bottom + 14, f"ends {p['end']}", 9, "middle", MUTED))
+        shapes.append(Text(cx, bottom + 16, p["end"], LABEL, "middle", MUTED))  # the period's last day
         if p.get("allowed") not in (None, "0.00"):
-            shapes.append(Text(cx, bottom + 27, f"allowed {p['allowed']}", 9, "middle"))
+            shapes.append(Text(cx, bottom + 32, "allowed", LABEL, "middle"))
+            shapes.append(Text(cx, bottom + 47, p["allowed"], LABEL, "middle"))
     shapes.append(Line(left, bottom, right, bottom, INK, 1.2))
     lx = left
     for k in LEDGER_FIELDS:
-        shapes.append(Rect(lx, bottom + 44, 12, 12, LEDGER_COLOURS[k]))
-        shapes.append(Text(lx + 16, bottom + 54, LEDGER_LABELS[k], 10))
-        lx += 40 + 6.2 * len(LEDGER_LABELS[k])
+        shapes.append(Rect(lx, bottom + 72, 12, 12, LEDGER_COLOURS[k]))
+        shapes.append(Text(lx + 16, bottom + 83, LEDGER_LABELS[k], LABEL))
+        lx += 40 + 8 * len(LEDGER_LABELS[k])
     desc = "; ".join(
         f"period {period_label(p)}: " + ", ".join(f"{LEDGER_LABELS[k].lower()} {shown(p.get(k))}" for k in ("allowed", *LEDGER_FIELDS))
         for p in periods

@@ -17,7 +17,7 @@ from ...service.api.schemas import Reason
 from ...service.rules import RULE_IDS
 from ..charts import ledger_chart_svg, ledger_table, monthly_chart_svg, monthly_table
 from ..figures import PeriodNotFound
-from ..pdf import form313_pdf, worksheet_pdf
+from ..pdf import form313_pdf, forms313_pdf, worksheet_pdf
 from . import drill
 from .guard import check_csrf, viewer
 from .load import load_claim
@@ -85,6 +85,18 @@ async def form313_download(request: Request, claim_id: int, period: int, who: Pr
         return refusal(request, who, ApiError(404, str(e), [("period", str(e))]), back=f"/claims/{claim_id}")
     end = view.det["periods"][period]["end"]
     return _pdf(content, f"form313-claim{claim_id}-{end}.pdf")
+
+
+@router.get("/claims/{claim_id:int}/form313-all")
+async def form313_all_download(request: Request, claim_id: int, who: Principal = Depends(viewer)):
+    """Every privilege period's Form 313 in one PDF (issue 16)."""
+    try:
+        view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
+        ev = await run_in_threadpool(lambda: view.evaluation)
+        content = await run_in_threadpool(forms313_pdf, ev.claim, ev.determination)
+    except (ApiError, ClaimError) as e:
+        return refusal(request, who, e, back=f"/claims/{claim_id}")
+    return _pdf(content, f"form313-claim{claim_id}-all-periods.pdf")
 
 
 @router.get("/claims/{claim_id:int}/worksheet")
