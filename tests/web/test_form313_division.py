@@ -19,6 +19,7 @@ import pytest
 
 import qmcredit
 from qmcredit.claim import Claim
+from qmcredit.imports.people import SCHEMA as PEOPLE
 from qmcredit.web.form import employee_identities, form_for_period, version_for
 from qmcredit.web.layout import Group, Rect, Text, ledger_layout, monthly_layout
 from qmcredit.web.pdf import FRAME_WIDTH, form313_pdf, worksheet_pdf
@@ -110,13 +111,13 @@ def test_part_ii_rider_when_more_than_five_qualify(tmp_path):
 
 
 def test_part_ii_names_and_last_four_of_the_ssn(tmp_path):
-    """FORMAT.md "Who the employees are": the payroll's name, ssn, hired, separated columns; only
-    the SSN's last four are shown."""
+    """FORMAT.md "Who the employees are": the claim's people (name, ssn, hired, separated, from the
+    payroll's columns or a roster); only the SSN's last four are shown."""
     claim, det = decided("02-refund-sustained-effort")
     ids = claim.payroll.get_column("employee_id").unique().sort().to_list()
-    who = pl.DataFrame({"employee_id": ids, "name": [f"Person {e}" for e in ids],
-                        "ssn": [f"123-45-{k:04d}" for k in range(len(ids))], "hired": ["2006-02-01"] * len(ids)})
-    named = Claim(claim.header, claim.payroll.join(who, on="employee_id", how="left"), claim.source)
+    who = pl.DataFrame({"employee_id": ids, "name": [f"Person {e}" for e in ids], "ssn": [f"12345{k:04d}" for k in range(len(ids))],
+                        "hired": [date(2006, 2, 1)] * len(ids), "separated": [None] * len(ids)}, schema=PEOPLE)
+    named = Claim(claim.header, claim.payroll, claim.source, people=who)  # as qmcredit.imports.people reads them
     assert employee_identities(named)[ids[1]].ssn == "XXX-XX-0001"
     text = pdf_text(form313_pdf(named, det, "2010"), tmp_path)
     assert "Person " in text and "XXX-XX-000" in text and "123-45-" not in text and "2006-02-01" in text

@@ -118,27 +118,15 @@ class Identity:
     separated: str
 
 
-def _masked(ssn) -> str:
-    digits = "".join(ch for ch in str(ssn or "") if ch.isdigit())
-    return f"XXX-XX-{digits[-4:]}" if len(digits) >= 4 else ""
-
-
 def employee_identities(claim) -> dict[str, Identity]:
-    """Each employee's name, masked SSN and employment dates (FORMAT.md "Who the employees are"),
-    read from the embedded employees or the payroll table's optional columns when the claim has
-    them; an employee without a name is shown by id."""
-    found: dict[str, dict] = {}
-    for e in getattr(claim, "employees", None) or ():
-        get = e.get if isinstance(e, dict) else lambda k, e=e: getattr(e, k, None)
-        found[str(get("id"))] = {k: get(k) for k in ("name", "ssn", "hired", "separated")}
-    df = claim.payroll
-    cols = [c for c in ("name", "ssn", "hired", "separated") if c in df.columns]
-    if cols:
-        firsts = df.group_by("employee_id", maintain_order=True).agg(pl.col(c).drop_nulls().first() for c in cols)
-        for row in firsts.iter_rows(named=True):
-            found.setdefault(row["employee_id"], {}).update({k: v for k, v in row.items() if k != "employee_id" and v is not None})
-    return {k: Identity(str(v.get("name") or "") or k, _masked(v.get("ssn")), str(v.get("hired") or ""), str(v.get("separated") or ""))
-            for k, v in found.items()}
+    """Each employee's name, masked SSN and employment dates (FORMAT.md "Who the employees are"):
+    the claim's people (``Claim.people``, read from the payroll table, its roster or the embedded
+    employees by ``qmcredit.imports.people``); an employee without a name is shown by id."""
+    from ..imports.people import listed
+
+    employees, excluded = listed(claim.payroll, claim.people)
+    return {e["employee_id"]: Identity(str(e["name"] or "") or e["employee_id"], e["ssn"] or "", e["hired"] or "", e["separated"] or "")
+            for e in (*employees, *excluded)}
 
 
 def identity(identities: dict[str, Identity], employee_id: str) -> Identity:
