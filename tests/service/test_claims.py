@@ -11,7 +11,7 @@ import pytest
 
 import qmcredit
 
-from .conftest import EXAMPLES, example
+from .conftest import EXAMPLES, example, variant
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.claim.json")), ids=lambda p: p.name[:2])
@@ -69,8 +69,10 @@ def test_payroll_uploads_in_every_format_agree(office, tmp_path):
     df.write_parquet(tmp_path / "p.parquet")
     files["payroll.parquet"] = (tmp_path / "p.parquet").read_bytes()
     files["payroll.xlsx"] = _xlsx(rows, tmp_path / "p.xlsx")
-    embedded = office.client.post("/api/v1/claims", content=example("03"), headers=office.auth("preparer")).json()
-    for name, content in files.items():
+    # each filing under its own taxpayer (a refiling would be refused, 409); the last under example 03's
+    embedded = office.client.post("/api/v1/claims", content=variant("03", ein="22-9000099"), headers=office.auth("preparer")).json()
+    for i, (name, content) in enumerate(files.items()):
+        header = json.dumps(doc | {"taxpayer": doc["taxpayer"] | {"id": f"22-90000{i:02d}"}}) if i < len(files) - 1 else json.dumps(doc)
         r = office.client.post("/api/v1/claims", data={"claim": header}, files={"payroll": (name, content)},
                                headers=office.auth("preparer"))
         assert r.status_code == 201, (name, r.text)

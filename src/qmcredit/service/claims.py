@@ -11,7 +11,7 @@ from decimal import Decimal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import exact_json, ledger, workflow
+from . import exact_json, ledger, places, workflow
 from .access import claim_for, require
 from .audit import record
 from .auth import Principal
@@ -46,12 +46,13 @@ def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> Taxpayer:
 
 
 def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation) -> Location:
+    """The taxpayer's location at the claim's place (``places.place_key``: spellings of one place
+    are one location), registered as written the first time."""
     loc = ev.header.location
-    row = session.execute(select(Location).where(
-        Location.taxpayer_id == tp.id, Location.municipality == loc.municipality, Location.address == loc.address,
-    )).scalar_one_or_none()
+    key = places.place_key(loc.municipality, loc.address)
+    row = session.execute(select(Location).where(Location.taxpayer_id == tp.id, Location.place_key == key)).scalar_one_or_none()
     if row is None:
-        row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address,
+        row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address, place_key=key,
                        operations_began=loc.operations_began, operations_source=loc.operations_source)
         session.add(row)
         session.flush()
@@ -98,6 +99,36 @@ def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | 
         claim.year_one_start = start
 
 
+def _refuse_second_filing(session: Session, tp: Taxpayer, loc: Location, start: date | None, claim: Claim | None = None) -> None:
+    """No credit twice: one claim per taxpayer, location and credit window. Another is refused
+    (409) naming the claim to amend instead. The unique index ``uq_claims_location_window`` holds it
+    under simultaneous filings: the loser's insert fails, ``Database.write`` reruns it, and this
+    check then finds the winner. An ineligible claim (no window) allows no credit and is not held."""
+    if start is None:
+        return
+    existing = session.execute(select(Claim.id).where(
+        Claim.taxpayer_id == tp.id, Claim.location_id == loc.id, Claim.year_one_start == start, Claim.duplicate_of.is_(None),
+        *([Claim.id != claim.id] if claim is not None else []),
+    ).order_by(Claim.id).limit(1)).scalar_one_or_none()
+    if existing is not None:
+        raise ApiError(409, f"taxpayer {tp.ein} already has claim {existing} for this location and credit period: amend it instead", [(
+            "location",
+            f"claim {existing} (/api/v1/claims/{existing}) is taxpayer {tp.ein}'s claim for {loc.municipality}, {loc.address} "
+            f"with credit year one from {start.isoformat()}; a credit is claimed once per location and credit period: "
+            f"amend claim {existing} (PUT /api/v1/claims/{existing}) instead of filing it again",
+        )])
+
+
+def _changeable(session: Session, who: Principal, claim_id: int) -> tuple[Claim, Taxpayer]:
+    """The claim, locked for a change; a duplicate that migration 0003 retired changes no more."""
+    claim, tp = claim_for(session, who, claim_id, lock=True)
+    if claim.duplicate_of is not None:
+        raise ApiError(409, f"claim {claim.id} duplicates claim {claim.duplicate_of} and counts for nothing: change that one", [(
+            "claim", f"claim {claim.id} was filed again for the location and credit period of claim {claim.duplicate_of} "
+                     f"(/api/v1/claims/{claim.duplicate_of}); amend that claim")])
+    return claim, tp
+
+
 def _payroll_document(session: Session, who: Principal, claim: Claim, upload: Upload | None) -> int | None:
     if upload is None:
         return None
@@ -126,6 +157,7 @@ def create(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Cl
     tp = _taxpayer(session, who, ev)
     loc = _location(session, who, tp, ev)
     start = ev.year_one_start
+    _refuse_second_filing(session, tp, loc, start)
     _claim_window(session, who, tp, start)
     claim = Claim(taxpayer_id=tp.id, location_id=loc.id, year_one_start=start,
                   state="submitted" if submit else "draft", revision=1, created_by=who.id)
@@ -154,7 +186,7 @@ def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reaso
     year's return added, or the examiner's adjustment). Earlier revisions and their ledger stay.
     ``base_revision``: the revision the amendment was made from; refused if the claim moved on."""
     require(who, "preparer", "examiner")
-    claim, tp = claim_for(session, who, claim_id, lock=True)
+    claim, tp = _changeable(session, who, claim_id)
     if ev.header.taxpayer.id != tp.ein:
         raise ApiError(422, "an amendment keeps the claim's taxpayer",
                        [("taxpayer.id", f"is {ev.header.taxpayer.id!r}; this claim is taxpayer {tp.ein!r}'s")])
@@ -163,8 +195,10 @@ def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reaso
                        [("revision", f"amended revision {base_revision}, the claim is at {claim.revision}")])
     before = snapshot(claim)
     claim.state = workflow.state_after_amendment(claim.state, who.role)
+    loc = _location(session, who, tp, ev)
+    _refuse_second_filing(session, tp, loc, ev.year_one_start, claim)
     _claim_window(session, who, tp, ev.year_one_start, claim)
-    claim.location_id = _location(session, who, tp, ev).id
+    claim.location_id = loc.id
     claim.revision += 1
     claim.updated_at = now()
     payroll_id = reuse_payroll_id if reuse_payroll_id is not None else _payroll_document(session, who, claim, ev.payroll)
@@ -175,7 +209,7 @@ def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reaso
 
 def move(session: Session, who: Principal, claim_id: int, action: str) -> Claim:
     """submit, start_review: a step of the workflow with no decision attached."""
-    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    claim, _tp = _changeable(session, who, claim_id)
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, action, who.role)
     claim.updated_at = now()
@@ -185,7 +219,7 @@ def move(session: Session, who: Principal, claim_id: int, action: str) -> Claim:
 
 def decide(session: Session, who: Principal, claim_id: int, outcome: str, reasons: list[dict]) -> Claim:
     """The examiner's outcome, approved, adjusted or denied, with reasons citing rule ids."""
-    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    claim, _tp = _changeable(session, who, claim_id)
     action = {"approved": "approve", "adjusted": "adjust", "denied": "deny"}[outcome]
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, action, who.role)
@@ -203,7 +237,7 @@ def decide(session: Session, who: Principal, claim_id: int, outcome: str, reason
 def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
     """R1 (52:27BBB-55(c)(2)): certify the refundable part of the year-one credit as an overpayment
     for the period in which credit year two ends."""
-    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    claim, _tp = _changeable(session, who, claim_id)
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, "certify_refund", who.role)
     rev = current_revision(session, claim)

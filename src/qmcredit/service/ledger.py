@@ -40,7 +40,7 @@ def current(session: Session, taxpayer_id: int) -> dict:
     rows = session.execute(
         select(LedgerEntry).join(Revision, Revision.id == LedgerEntry.revision_id)
         .join(Claim, (Claim.id == Revision.claim_id) & (Claim.revision == Revision.number))
-        .where(LedgerEntry.taxpayer_id == taxpayer_id)
+        .where(LedgerEntry.taxpayer_id == taxpayer_id, Claim.duplicate_of.is_(None))
         .order_by(LedgerEntry.period_start, LedgerEntry.claim_id, LedgerEntry.origin)
     ).scalars().all()
     certified = session.execute(
