@@ -32,12 +32,8 @@ def upgrade() -> None:
         op.alter_column('locations', 'place_key', server_default=None)
     op.create_index('uq_locations_place_key', 'locations', ['taxpayer_id', 'place_key'], unique=True)
 
-    if conn.dialect.name == 'sqlite':  # SQLite adds a column's foreign key only inline, never by ALTER
-        op.execute('ALTER TABLE claims ADD COLUMN duplicate_of INTEGER '
-                   'CONSTRAINT fk_claims_duplicate_of_claims REFERENCES claims (id)')
-    else:
-        op.add_column('claims', sa.Column('duplicate_of', sa.Integer(), nullable=True))
-        op.create_foreign_key('fk_claims_duplicate_of_claims', 'claims', 'claims', ['duplicate_of'], ['id'])
+    # no foreign key: SQLite could then neither add the column by ALTER nor drop it again; only this migration sets it
+    op.add_column('claims', sa.Column('duplicate_of', sa.Integer(), nullable=True))
     _retire_duplicate_claims(conn)
     op.create_index('uq_claims_location_window', 'claims', ['taxpayer_id', 'location_id', 'year_one_start'], unique=True,
                     sqlite_where=sa.text('duplicate_of IS NULL'), postgresql_where=sa.text('duplicate_of IS NULL'))
@@ -88,8 +84,6 @@ def _retire_duplicate_claims(conn) -> None:
 def downgrade() -> None:
     op.drop_table('idempotency_keys')
     op.drop_index('uq_claims_location_window', table_name='claims')
-    with op.batch_alter_table('claims', schema=None) as batch_op:
-        batch_op.drop_constraint('fk_claims_duplicate_of_claims', type_='foreignkey')
-        batch_op.drop_column('duplicate_of')
+    op.drop_column('claims', 'duplicate_of')
     op.drop_index('uq_locations_place_key', table_name='locations')
     op.drop_column('locations', 'place_key')
