@@ -279,3 +279,28 @@ def test_migration_0003_keeps_the_oldest_of_duplicates_stored_before_it(database
         assert r.status_code == 409 and f"claim {first['id']}" in r.json()["error"]
         assert office.client.post(CLAIMS, content=example("01"), headers=office.auth("preparer")).status_code == 409
     office.db.dispose()
+
+
+@pytest.mark.slow
+def test_two_server_processes_store_one_claim_however_it_is_sent(database_url, tmp_path, monkeypatch):
+    """``qmcredit serve`` with QMCREDIT_WORKERS=2: the races cross processes (SQLite's file lock,
+    PostgreSQL's unique indexes), not only threads of one."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("service_load", Path(__file__).resolve().parents[2] / "benchmarks" / "service_load.py")
+    load = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(load)
+    monkeypatch.setenv("QMCREDIT_WORKERS", "2")
+    proc, base, token = load.start_server(database_url, str(tmp_path))
+    try:
+        auth = {"Authorization": f"Bearer {token}"}
+        plain = _together(base, [(variant("01", ein="47-0000001"), auth)] * 6)
+        assert sorted(a.status_code for a in plain) == [201] + [409] * 5, [a.text for a in plain]
+        keyed = _together(base, [(variant("01", ein="47-0000002"), auth | {"Idempotency-Key": "procs"})] * 6)
+        assert [a.status_code for a in keyed] == [201] * 6 and len({a.content for a in keyed}) == 1
+        stored = httpx.get(f"{base}{CLAIMS}?limit=1000", headers=auth, timeout=60).json()
+        assert sorted(c["taxpayer_ein"] for c in stored if c["taxpayer_ein"].startswith("47-")) == ["47-0000001", "47-0000002"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
