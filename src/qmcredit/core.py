@@ -32,6 +32,7 @@ from .law import credit as C
 from .law import eligibility as E
 from .law import ledger as L
 from .law import limits
+from .law import order as O
 from .law.eligibility import Check
 from .law.parameters import Parameter, parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, average_denominator, classify, monthly, period_sums
@@ -109,6 +110,8 @@ class Prepared:
     period_dates: tuple[tuple[date, date], ...]
     allowed_in: tuple[int | None, int | None]  # L1: the period of allowance of each credit year (None: not among the periods)
     rooms: tuple[limits.Room, ...]             # L2-L3: each period's room for the credit
+    placed: tuple[tuple[O.Placed, ...], ...]   # L2a: each period's other credits, before or after this one
+    notes: tuple[str, ...]                     # warnings of the header's reading (L2a: an earlier list in force)
 
     @property
     def windows(self) -> Windows:
@@ -153,23 +156,37 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     dates = tuple((p.start, p.end) for p in header.periods)
     allowed_in = (L.allowed_in(k.year_ends[0], dates), L.allowed_in(k.year_ends[1], dates))  # L1
     eligible_tax = tp.tax in E.TAXES
+    placed, notes = _placed(header, claim_id or tp.id)
     rooms = tuple(  # L2-L3
         limits.room(cents(p.liability), limited, eligible_tax, limits.floor(mt.amount, p.alternative_minimum_assessment) if mt is not None else 0,
-                    *_other_credits(p), k.share)
-        for p, mt in zip(header.periods, mts))
+                    *O.sums([cents(c.amount) for c in p.other_credits], pc), k.share)
+        for p, mt, pc in zip(header.periods, mts, placed))
     return Prepared(
-        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms)
+        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes)
 
 
-def _other_credits(p) -> tuple[int, int]:
-    """L2: a period's other credits applied before this one and after it, in cents."""
-    before = after = 0
-    for c in p.other_credits:
-        if c.order == "before":
-            before += cents(c.amount)
-        else:
-            after += cents(c.amount)
-    return before, after
+def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, ...], ...], tuple[str, ...]]:
+    """L2a: every period's other credits placed before or after this one, and the warnings of
+    periods that used the Director's list before it was in force. Raises ``ClaimError`` naming
+    each credit that cannot be placed."""
+    if not any(p.other_credits for p in header.periods):
+        return ((),) * len(header.periods), ()
+    found, out, notes = [], [], []
+    credit_order = header.options.credit_order
+    for i, p in enumerate(header.periods):
+        row = []
+        for j, c in enumerate(p.other_credits):
+            try:
+                row.append(O.place(c.code, c.name, c.order, credit_order))
+            except O.CreditNotPlaced as e:
+                found.append(Problem(f"periods[{i}].other_credits[{j}]", str(e)))
+        used_list = any(x.basis == "regulation" or c.code is not None for x, c in zip(row, p.other_credits))
+        if used_list and (note := O.earlier_version(p.start)) is not None:
+            notes.append(note)
+        out.append(tuple(row))
+    if found:
+        raise ClaimError(found, claim_id)
+    return tuple(out), tuple(notes)
 
 
 class Measured(NamedTuple):
@@ -404,7 +421,7 @@ def present(
     ledger = ledger_of(prep, f)
     _trace_rooms(note, prep)
     _trace_lines(note, prep, ledger, ratio)
-    warnings = list(prep.constants.warnings)
+    warnings = list(prep.constants.warnings) + list(prep.notes)
     _trace_totals(note, ledger, len(header.periods), warnings)
 
     pending = None
@@ -424,16 +441,25 @@ def present(
 
 def _trace_rooms(note, prep: Prepared) -> None:
     """L2-L3 (b)(3): the room of each period of the return."""
-    header, w = prep.header, prep.windows
+    header, w, opts = prep.header, prep.windows, prep.header.options
     for i, (p, r) in enumerate(zip(header.periods, prep.rooms)):
         mt = prep.minimum_taxes[i]
         note(f"periods[{i}].room", False, lambda: _entry(
             money(from_cents(r.room)), limits.room,
             {"liability": str(p.liability),
              **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
-             "other_credits": [{"name": c.name, "amount": str(c.amount), "order": c.order} for c in p.other_credits]},
+             "other_credits": [_other_credit(c, x, opts.credit_order) for c, x in zip(p.other_credits, prep.placed[i])]},
             {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {},
             reading=limits.ROOM_LIMITED if prep.limited else limits.ROOM_UNLIMITED, rule="L2" if prep.limited else "L3"))
+
+
+def _other_credit(c, x: O.Placed, credit_order: str) -> dict:
+    """L2a: an other credit as the trace shows it: where it was placed, and why."""
+    how = {"given": "the order given in the claim stands (stated by the claimant or examiner)",
+           "form_313": O.FORM_313, "regulation": O.REGULATION}[x.basis]
+    return {"name": c.name, "amount": str(c.amount), "code": c.code, "order": x.order, "order_from": x.basis, "reading": how,
+            **({"listed": {"number": x.listed.number, "name": x.listed.name, "statute": x.listed.statute}} if x.listed else {}),
+            "option credit_order": credit_order, "rule": O.place.RULE, "cite": O.place.CITE}
 
 
 def _trace_lines(note, prep: Prepared, ledger: L.Ledger, ratio: Fraction | None, shares: list | None = None) -> None:

@@ -139,7 +139,7 @@ def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source
     if not isinstance(doc, dict):
         return [_Parsed(None, _empty(), [Problem("claim", "must be a JSON object (see FORMAT.md)")], source, of)]
     sites = doc.get("locations")
-    if isinstance(sites, list) and "location" not in doc:
+    if isinstance(sites, list):
         return _parse_sites(doc, sites, payroll, base_dir, source, of)
     found: list[Problem] = []
     header = None

@@ -99,3 +99,10 @@ def earlier_version(period_start: date) -> str | None:
         return None
     return (f"the period beginning {period_start} began before {dl.start}, when the recorded list ({dl.source}) came into force: "
             "an earlier version of N.J.A.C. 18:7-3.17 was in force, and the recorded list is used")
+
+
+@rule("L2", "N.J.S.A. 52:27BBB-55(b)(3)", "the other credits applied before this one reduce its room; those after it do not")
+def sums(amounts: list[int], placed: list[Placed]) -> tuple[int, int]:
+    """L2: a period's other credits before this one and after it, in cents."""
+    before = sum(a for a, p in zip(amounts, placed) if p.order == "before")
+    return before, sum(amounts) - before
