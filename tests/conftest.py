@@ -15,8 +15,17 @@ BUNDLED_EXAMPLES = ROOT / "examples"
 EXAMPLES = SHARED_EXAMPLES if SHARED_EXAMPLES.is_dir() else BUNDLED_EXAMPLES
 
 
+LANDED = ("07-two-locations-shared-room",)  # examples of next/ whose rules have landed (bundled in examples/)
+
+
 def example_names() -> list[str]:
-    return sorted(p.name.removesuffix(".claim.json") for p in EXAMPLES.glob("*.claim.json"))
+    return sorted([p.name.removesuffix(".claim.json") for p in EXAMPLES.glob("*.claim.json")] + [n for n in LANDED if not (EXAMPLES / f"{n}.claim.json").exists()])
+
+
+def example_file(name: str, kind: str = "claim") -> Path:
+    """The shared example ``name``'s claim or expected file (a landed one from ``next/``)."""
+    path = EXAMPLES / f"{name}.{kind}.json"
+    return path if path.exists() or EXAMPLES == BUNDLED_EXAMPLES else EXAMPLES / "next" / path.name
 
 
 def load_doc(path: Path) -> dict:

@@ -131,10 +131,23 @@ class Location(_Model):
         return d
 
 
+class Site(Location):
+    """One location of a several-location claim (L6): the fields of ``location``, an ``id``
+    unique in the claim, and its own payroll table (its ``employees`` are read by the loader)."""
+
+    id: str = Field(min_length=1)
+    payroll: str | None = None
+
+    def location(self) -> Location:
+        return Location(municipality=self.municipality, address=self.address, operations_began=self.operations_began,
+                        operations_source=self.operations_source)
+
+
 class OtherCredit(_Model):
     name: str = Field(min_length=1)
     amount: Money
-    order: Literal["before", "after"]
+    code: int | None = Field(None, ge=1, le=20, description="its number in the Director's list, N.J.A.C. 18:7-3.17(a) (L2a)")
+    order: Literal["before", "after"] | None = None
 
 
 class Period(_Model):
@@ -165,7 +178,8 @@ class Period(_Model):
 class ClaimHeader(_Model):
     format: Literal["qmcredit.claim/1"] = FORMAT
     taxpayer: Taxpayer
-    location: Location
+    location: Location | None  # required unless ``locations`` is given (L6)
+    locations: tuple[Site, ...] | None = None
     periods: tuple[Period, ...] = ()
     options: Options = Options()
     as_of: Day | None = None
@@ -188,6 +202,31 @@ class ClaimHeader(_Model):
                 )
         return periods
 
+    @model_validator(mode="before")
+    @classmethod
+    def _sites(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "locations" in data and "location" not in data:
+            return {**data, "location": None}
+        return data
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "ClaimHeader":
+        if (self.location is None) == (self.locations is None):
+            raise ValueError("give either \"location\" (one location) or \"locations\" (several locations of the taxpayer, L6), not both or neither")
+        if self.locations is not None:
+            if not self.locations:
+                raise ValueError("\"locations\" is empty: give at least one location")
+            seen: dict[str, int] = {}
+            for i, site in enumerate(self.locations):
+                if site.id in seen:
+                    raise ValueError(f"locations[{i}].id {site.id!r} is also locations[{seen[site.id]}].id; give each location a unique id")
+                seen[site.id] = i
+        return self
+
+    def part(self, site: Site) -> "ClaimHeader":
+        """The one-location header of ``site`` (its return's taxpayer, periods and options)."""
+        return self.model_copy(update={"location": site.location(), "locations": None, "payroll": site.payroll})
+
 
 class Employee(_Model):
     id: str = Field(min_length=1)
@@ -205,6 +244,13 @@ class Claim:
     header: ClaimHeader
     payroll: pl.DataFrame
     source: str | None = None
+    parts: tuple["Claim", ...] = ()  # a several-location claim (L6): one one-location claim per location, in order
+    location_id: str | None = None   # the id of the location of a part
+
+    @property
+    def locations(self) -> tuple["Claim", ...]:
+        """The return's locations as one-location claims: a one-location claim is its own."""
+        return self.parts or (self,)
 
     @property
     def taxpayer(self) -> Taxpayer:

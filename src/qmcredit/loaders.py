@@ -59,26 +59,27 @@ def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str
     ).drop("_i")
 
 
-def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
-    """Embedded employees -> raw payroll rows, each row naming its JSON location."""
+def _employees_table(employees: Any, at: str = "") -> tuple[pl.DataFrame, list[Problem]]:
+    """Embedded employees -> raw payroll rows, each row naming its JSON location (``at``: the
+    prefix of a location of a several-location claim, ``locations[1].``)."""
     cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
     found: list[Problem] = []
     if not isinstance(employees, list):
-        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem("employees", "must be a list of employees")]
+        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem(f"{at}employees", "must be a list of employees")]
     seen: dict[str, int] = {}
     for i, raw in enumerate(employees):
         try:
             emp = Employee.model_validate(raw)
         except ValidationError as e:
-            found += problems_from_validation(e, prefix=f"employees[{i}].")
+            found += problems_from_validation(e, prefix=f"{at}employees[{i}].")
             continue
         if emp.id in seen:
-            found.append(Problem(f"employees[{i}].id", f"{emp.id!r} is also employees[{seen[emp.id]}]; each employee once, with all months"))
+            found.append(Problem(f"{at}employees[{i}].id", f"{emp.id!r} is also employees[{seen[emp.id]}]; each employee once, with all months"))
             continue
         seen[emp.id] = i
         floats = [m for m, h in emp.hours.items() if isinstance(h, float)]
         for month in floats:
-            found.append(Problem(f"employees[{i}].hours.{month}", f"the binary float {emp.hours[month]!r}; give hours as a decimal"))
+            found.append(Problem(f"{at}employees[{i}].hours.{month}", f"the binary float {emp.hours[month]!r}; give hours as a decimal"))
         hours = {m: h for m, h in emp.hours.items() if not isinstance(h, float)} if floats else emp.hours
         n = len(hours)
         cols["employee_id"] += [emp.id] * n
@@ -87,32 +88,35 @@ def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem]]:
         cols["basis"] += [emp.basis] * n
         cols["ownership_interest"] += ["true" if emp.ownership_interest else "false"] * n
         cols["owner_relation"] += [emp.owner_relation] * n
-        cols["source"] += [f"employees[{i}].hours.{m}" for m in hours]
+        cols["source"] += [f"{at}employees[{i}].hours.{m}" for m in hours]
     return pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols}), found
 
 
 @dataclass
 class _Parsed:
-    """A claim document read but not yet normalised (the payroll is still raw text)."""
+    """A claim document read but not yet normalised (the payroll is still raw text). A
+    several-location claim (L6) is read as one ``_Parsed`` per location, ``of`` naming its claim."""
 
     header: ClaimHeader | None
     raw: pl.DataFrame
     found: list[Problem]
     source: str | None
+    of: int = 0                        # the claim's number among those read together
+    whole: ClaimHeader | None = None   # a location's: its several-location claim's header
+    location_id: str | None = None
+    several: bool = False
 
 
-def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None) -> _Parsed:
-    empty = pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
-    if not isinstance(doc, dict):
-        return _Parsed(None, empty, [Problem("claim", "must be a JSON object (see FORMAT.md)")], source)
+def _empty() -> pl.DataFrame:
+    return pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
+
+
+def _payroll_of(doc: dict, payroll: pl.DataFrame | None, base_dir: Path | None, at: str = "") -> tuple[pl.DataFrame, list[Problem]]:
+    """The raw payroll rows of a claim, or of one location of a several-location claim (``at``):
+    embedded ``employees``, or the table named by ``payroll`` (relative to ``base_dir``)."""
     found: list[Problem] = []
-    header = None
-    try:
-        header = ClaimHeader.model_validate({k: v for k, v in doc.items() if k != "employees"})
-    except ValidationError as e:
-        found += problems_from_validation(e)
     if "employees" in doc and (payroll is not None or doc.get("payroll")):
-        found.append(Problem("employees", "give either embedded employees or a payroll table, not both"))
+        found.append(Problem(f"{at}employees", "give either embedded employees or a payroll table, not both"))
     if payroll is None and isinstance(doc.get("payroll"), str) and doc["payroll"]:
         path = Path(doc["payroll"])
         if not path.is_absolute() and base_dir is not None:
@@ -122,15 +126,51 @@ def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source
         except ClaimError as e:
             found += e.problems
     if payroll is not None:
-        raw = payroll
-    elif "employees" in doc:
-        raw, emp_problems = _employees_table(doc["employees"])
-        found += emp_problems
-    else:
-        if not doc.get("payroll"):
-            found.append(Problem("employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))
-        raw = empty
-    return _Parsed(header, raw, found, source)
+        return payroll, found
+    if "employees" in doc:
+        raw, emp_problems = _employees_table(doc["employees"], at)
+        return raw, found + emp_problems
+    if not doc.get("payroll"):
+        found.append(Problem(f"{at}employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))
+    return _empty(), found
+
+
+def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None, of: int = 0) -> list[_Parsed]:
+    if not isinstance(doc, dict):
+        return [_Parsed(None, _empty(), [Problem("claim", "must be a JSON object (see FORMAT.md)")], source, of)]
+    sites = doc.get("locations")
+    if isinstance(sites, list):
+        return _parse_sites(doc, sites, payroll, base_dir, source, of)
+    found: list[Problem] = []
+    header = None
+    try:
+        header = ClaimHeader.model_validate({k: v for k, v in doc.items() if k != "employees"})
+    except ValidationError as e:
+        found += problems_from_validation(e)
+    raw, more = _payroll_of(doc, payroll, base_dir)
+    return [_Parsed(header, raw, found + more, source, of)]
+
+
+def _parse_sites(doc: dict, sites: list, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None, of: int) -> list[_Parsed]:
+    """A several-location claim (L6): the header, then each location's own payroll."""
+    found: list[Problem] = []
+    if payroll is not None or "employees" in doc or doc.get("payroll"):
+        found.append(Problem("locations", "with several locations each location gives its own employees or payroll, not the claim"))
+    header = None
+    try:
+        header = ClaimHeader.model_validate({**doc, "locations": [
+            {k: v for k, v in site.items() if k != "employees"} if isinstance(site, dict) else site for site in sites]})
+    except ValidationError as e:
+        found += problems_from_validation(e)
+    out = []
+    for i, site in enumerate(sites):
+        raw, more = _payroll_of(site, None, base_dir, f"locations[{i}].") if isinstance(site, dict) else (_empty(), [])
+        part = header.part(header.locations[i]) if header is not None else None
+        out.append(_Parsed(part, raw, (found if i == 0 else []) + more, source, of, header,
+                           site.get("id") if isinstance(site, dict) else None, True))
+    if not out:
+        out.append(_Parsed(None, _empty(), found, source, of, None, None, True))
+    return out
 
 
 def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
@@ -160,19 +200,40 @@ def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
             out.append(ClaimError(found, p.source))
         else:
             rows = good.get((i,))
-            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source))
+            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source, location_id=p.location_id))
+    return _claims(parsed, out)
+
+
+def _claims(parsed: list[_Parsed], results: list[Claim | ClaimError]) -> list[Claim | ClaimError]:
+    """The locations of each several-location claim gathered into its ``Claim`` (``parts``), or
+    into one ``ClaimError`` with every location's problems."""
+    out: list[Claim | ClaimError] = []
+    k = 0
+    while k < len(parsed):
+        p = parsed[k]
+        if not p.several:
+            out.append(results[k])
+            k += 1
+            continue
+        group = [j for j in range(k, len(parsed)) if parsed[j].several and parsed[j].of == p.of]
+        mine = [results[j] for j in group]
+        if p.whole is None or any(isinstance(r, ClaimError) for r in mine):
+            out.append(ClaimError([q for r in mine if isinstance(r, ClaimError) for q in r.problems], p.source))
+        else:
+            out.append(Claim(p.whole, pl.concat([r.payroll for r in mine]), p.source, parts=tuple(mine)))
+        k = group[-1] + 1
     return out
 
 
 def claims_from_docs(docs: list[tuple[Any, Path | None, str | None]]) -> list[Claim | ClaimError]:
     """Validate many claim documents (doc, base_dir, source) at once; each result is a ``Claim``
     or the ``ClaimError`` listing all of that claim's problems."""
-    return _finish([_parse(doc, None, base_dir, source) for doc, base_dir, source in docs])
+    return _finish([x for i, (doc, base_dir, source) in enumerate(docs) for x in _parse(doc, None, base_dir, source, i)])
 
 
 def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None) -> Claim:
     """Validate a claim document (parsed with Decimal numbers) into a ``Claim``."""
-    (result,) = _finish([_parse(doc, payroll, base_dir, source)])
+    (result,) = _finish(_parse(doc, payroll, base_dir, source))
     if isinstance(result, ClaimError):
         raise result
     return result

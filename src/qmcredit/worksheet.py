@@ -19,7 +19,33 @@ def _v(x) -> str:
     return "pending" if x is None else str(x)
 
 
-def worksheet(claim: Claim, det: Determination) -> Group:
+def return_worksheet(claim: Claim, det: Determination) -> Group:
+    """A several-location return (L6): how the room of each period was shared, then each
+    location's worksheet with its share."""
+    h, d = claim.header, det.to_dict(explain=False)
+    parts = [Panel(
+        f"{len(det.locations)} locations; credit window (E4) {d['windows']['year_one']['start']} to {d['windows']['year_two']['end']}\n"
+        f"Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]    Refund: {_v(d['refund'])}    Carried forward: {_v(d['carried_forward'])}",
+        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {h.taxpayer.name or h.taxpayer.id} ({h.taxpayer.id}): one return", expand=False)]
+    t = Table(title=f"One room per period, shared among the locations (L6, location_order = {h.options.location_order})")
+    t.add_column("period")
+    t.add_column("room", justify="right")
+    for loc in det.locations:
+        t.add_column(f"{loc.claim_id} applied", justify="right")
+    t.add_column("applied", justify="right")
+    locs = [x["periods"] for x in d["locations"]]
+    for k, p in enumerate(d["periods"]):
+        t.add_row(f"{p['start']} to {p['end']}", p["room"], *(_v(lp[k]["applied"]) for lp in locs), _v(p["applied"]))
+    parts.append(t)
+    for part, loc in zip(claim.parts, det.locations):
+        parts.append(worksheet(part, loc, det))
+    return Group(*parts)
+
+
+def worksheet(claim: Claim, det: Determination, of: Determination | None = None) -> Group:
+    """The worksheet of a one-location claim, or of one location of the return ``of``."""
+    if det.locations:
+        return return_worksheet(claim, det)
     h = claim.header
     d = det.to_dict(explain=False)
     parts = []
@@ -28,7 +54,7 @@ def worksheet(claim: Claim, det: Determination) -> Group:
         f"Operations began {h.location.operations_began} (source: {h.location.operations_source or 'not given'}; B2)\n"
         f"Tax: {h.taxpayer.tax}    Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]"
         + (f"\nas of {h.as_of}: pending {', '.join(d['pending']['figures'])}" if d["pending"] else ""),
-        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {title}", expand=False,
+        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {title}" + (f" - location {det.claim_id}" if of else ""), expand=False,
     ))
     t = Table(title="Eligibility (E1-E5)")
     for col in ("rule", "cite", "condition", "result"):
@@ -54,7 +80,7 @@ def worksheet(claim: Claim, det: Determination) -> Group:
     t.caption = f"Sustained effort ratio (C3): {_v(d['sustained_effort_ratio'])}"
     parts.append(t)
 
-    for f in form313(claim, det):
+    for f in form313(claim, det, of):
         p4, p3 = f["part_iv"], f["part_iii"]
         t = Table(title=f"Form 313 - period {f['start']} to {f['end']}" + (" (pending)" if f["pending"] else ""), show_header=False)
         t.add_column("line")
@@ -67,7 +93,9 @@ def worksheet(claim: Claim, det: Determination) -> Group:
             t.add_row("  liability less floor", p4["liability_less_floor"])
         else:
             t.add_row("  limits (L3)", "none for this tax")
-        t.add_row("  other credits applied before this one", p4["other_credits_before"])
+        t.add_row("  other credits applied before this one (line 16)", p4["other_credits_before"])
+        for c in p4["line_16"]:
+            t.add_row(f"    {c['name']}" + (f" ({c['code']})" if c["code"] else ""), c["amount"])
         t.add_row("  allowable credit (room)", p4["allowable_credit"])
         t.add_row("  credit applied", _v(p4["credit_applied"]))
         for o in f["part_v"]:

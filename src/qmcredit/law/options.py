@@ -23,6 +23,12 @@ class Options(BaseModel):
     carryforward_periods: int | None | Literal["form_313"] = Field(
         "form_313", description="L5: periods after the period of allowance in which a credit may be used; null = no limit (the statute's text); default: the Form 313 instructions' five"
     )
+    credit_order: Literal["form_313", "regulation"] = Field(
+        "form_313", description="L2a: without a given order, every other credit counts before this one (Form 313 line 16), or by its place in the Director's list"
+    )
+    location_order: Literal["proportional", "as_listed"] = Field(
+        "proportional", description="L6: within a year of origin, the room shared in proportion to the locations' balances, or each in full in listed order"
+    )
     refund: bool = Field(True, description="R3: take the refundable part of the year-one credit (false carries it all forward)")
 
     @field_validator("carryforward_periods", mode="before")
