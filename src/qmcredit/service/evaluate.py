@@ -130,6 +130,9 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
         check_upload_names(payroll, "payroll")
     table = read_payroll(payroll) if payroll is not None else None
     claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
+    if claim.header.locations is not None:
+        raise ClaimError([Problem("locations", "the office keeps one claim per location: file each location as a claim of its "
+                                  "own (with \"location\"); a taxpayer's claims are decided together as one return (RULES.md L6)")])
     _check_storable(claim)
     return Evaluation(document, claim, qmcredit.decide(claim), payroll)
 
