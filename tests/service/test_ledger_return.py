@@ -168,3 +168,14 @@ def test_simultaneous_filings_of_two_locations_are_one_return(live_office):
     ledger = httpx.get(f"{live_office.base}/api/v1/taxpayers/{claims[0]['taxpayer_id']}/ledger", headers=office.auth("examiner")).json()
     _check_one_return(ledger, [c["id"] for c in claims])
     assert [(p["period_start"], *(p[k] for k in FIGURES)) for p in ledger["periods"]] == _periods(EXPECTED)
+
+
+def test_form_313_of_a_location_lists_the_others_credit_on_line_16(office):
+    federal, admiral = _file_both(office)
+    for claim, want in zip((federal, admiral), EXPECTED["locations"]):
+        form = office.client.get(f"{CLAIMS}/{claim['id']}/form313/2011-01-01", headers=office.auth("preparer")).json()
+        iv = form["part_iv"]
+        mine = next(p["applied"] for p in want["periods"] if p["start"] == "2011-01-01")
+        others = Decimal("6000.00") - Decimal(mine)
+        assert (iv["other_locations_credit"], iv["allowable_credit"], iv["credit_applied"]) == (str(others), mine, mine)
+        assert any("other locations" in line["name"] and line["amount"] == str(others) for line in iv["line_16"])

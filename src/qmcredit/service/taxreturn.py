@@ -22,7 +22,7 @@ from qmcredit.claim import Claim, Site
 
 from . import exact_json
 from .errors import ApiError
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate, plain
 
 
 
@@ -124,3 +124,16 @@ def decide(members: list[Member], lead: int | None) -> dict[int, Share]:
         own = {"format": det["format"], **{k: v for k, v in loc.items() if k != "id"}, "return": shared}
         out[m.claim_id] = Share(m.claim_id, ev, exact_json.dumps(own), changed)
     return out
+
+
+def form313(members: list[Member], claim_id: int) -> list[dict]:
+    """Form 313 Parts I-V of ``claim_id``'s location in the return of ``members`` (stored, so
+    sharing its periods): line 16 lists the other locations' credit, line 18 is this location's
+    allowable credit under the shared room (L6)."""
+    from qmcredit.form313 import form313 as figures
+
+    members = sorted(members, key=lambda m: m.claim_id)
+    combined = combine([(m.claim_id, m.evaluation) for m in members])
+    det = qmcredit.decide(combined)
+    i = [m.claim_id for m in members].index(claim_id)
+    return plain(figures(combined.parts[i], det.locations[i], of=det))

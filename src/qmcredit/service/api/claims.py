@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 
 from qmcredit import ClaimError, Problem
 
-from .. import claims, exact_json, idempotency
+from .. import claims, exact_json, idempotency, taxreturn
 from ..access import claim_for, require, visible
 from ..auth import Principal
 from ..db import Database
@@ -170,21 +170,35 @@ def _stored_evaluation(db: Database, who: Principal, claim_id: int) -> Evaluatio
     return evaluate(rev.document, payroll)
 
 
+def _form313(db: Database, who: Principal, claim_id: int) -> tuple[Evaluation, list[dict]]:
+    """The claim's Form 313 figures; a claim in a return of several locations (L6) gets its
+    location's under the shared room, line 16 listing the other locations' credit."""
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        det = exact_json.loads(claims.current_revision(session, claim).determination)
+        ids = (det.get("return") or {}).get("claims") or [claim.id]
+        revs = [claims.current_revision(session, session.get(Claim, i)) for i in ids]
+        stored = [(i, rev.document, claims.payroll_of(session, rev)) for i, rev in zip(ids, revs)]
+    members = [taxreturn.Member(i, evaluate(document, payroll)) for i, document, payroll in stored]
+    mine = next(m.evaluation for m in members if m.claim_id == claim_id)
+    return mine, taxreturn.form313(members, claim_id) if len(members) > 1 else form313_figures(mine)
+
+
 @router.get("/{claim_id}/form313", response_model=list[dict], responses=COMMON)
 def get_form313(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Form 313 figures (Parts I-V), one entry per privilege or reporting period."""
-    return ExactJSONResponse(form313_figures(_stored_evaluation(db, who, claim_id)))
+    return ExactJSONResponse(_form313(db, who, claim_id)[1])
 
 
 @router.get("/{claim_id}/form313/{period_start}", response_model=dict, responses=COMMON)
 def get_form313_period(claim_id: RecordId, period_start: date, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Form 313 figures of the period that starts on ``period_start``."""
-    ev = _stored_evaluation(db, who, claim_id)
+    ev, figures = _form313(db, who, claim_id)
     starts = [p.start for p in ev.header.periods]
     if period_start not in starts:
         raise ApiError(404, f"the claim has no period starting {period_start}",
                        [("period_start", f"periods start on {', '.join(d.isoformat() for d in starts) or 'no day'}")])
-    return ExactJSONResponse(form313_figures(ev)[starts.index(period_start)])
+    return ExactJSONResponse(figures[starts.index(period_start)])
 
 
 @router.get("/{claim_id}/revisions", response_model=list[RevisionOut], responses=COMMON)
