@@ -14,7 +14,10 @@ import qmcredit
 from .conftest import EXAMPLES, example
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.claim.json")), ids=lambda p: p.name[:2])
+ONE_LOCATION = [p for p in sorted(EXAMPLES.glob("*.claim.json")) if '"locations"' not in p.read_text()]
+
+
+@pytest.mark.parametrize("path", ONE_LOCATION, ids=lambda p: p.name[:2])
 def test_posted_claim_gets_the_cli_determination(office, path):
     r = office.client.post("/api/v1/claims?explain=true", content=path.read_bytes(),
                            headers={**office.auth("preparer"), "content-type": "application/json"})
@@ -29,6 +32,14 @@ def test_posted_claim_gets_the_cli_determination(office, path):
     again = office.client.get(f"/api/v1/claims/{posted['id']}?explain=true", headers=office.auth("preparer"))
     assert again.status_code == 200
     assert again.json() == posted
+
+
+def test_a_claim_of_several_locations_is_refused_naming_locations(office):
+    """L6: the office files one location per claim (its return is the taxpayer's claims)."""
+    path = next(EXAMPLES.glob("07*.claim.json"))
+    r = office.client.post("/api/v1/claims", content=path.read_bytes(), headers={**office.auth("preparer"), "content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "locations" in r.text and "one location per claim" in r.text
 
 
 def test_same_determination_as_the_cli_process(office):
