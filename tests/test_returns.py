@@ -151,3 +151,24 @@ def test_compute_cli_decides_a_return_json_and_worksheet(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "One room per period, shared among the locations" in r.stdout and "1714.29" in r.stdout and "1285.71" in r.stdout
     assert "the taxpayer's other locations" in r.stdout  # line 16 lists this credit of the other locations
+
+
+def test_validate_and_explain_cli_on_a_return(tmp_path):
+    path = tmp_path / "return.json"
+    path.write_text(json.dumps(TWO))
+    env = {**os.environ, "COLUMNS": "200"}
+    r = subprocess.run([str(EXE), "validate", str(path)], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0 and "valid" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([str(EXE), "explain", str(path), "--figure", "periods[2].applied"], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "L6" in r.stdout and "'a': {'applied': '1714.29'" in r.stdout and "'b': {'applied': '1285.71'" in r.stdout
+    r = subprocess.run([str(EXE), "explain", str(path), "--figure", "periods[2].refund"], capture_output=True, text=True, timeout=120, env=env)
+    assert "R1a" in r.stdout and "'a': '4285.71'" in r.stdout and "'b': '1071.43'" in r.stdout
+
+
+def test_B1_every_figure_of_a_return_walks_back_to_its_inputs():
+    from qmcredit.explain import walk
+
+    det = qmcredit.decide(qmcredit.claim_from_json(json.dumps(TWO)))
+    for e in det.explanation:
+        assert walk(det, e["figure"]), e["figure"]  # every figure it depends on is in the trace

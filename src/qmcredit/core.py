@@ -486,13 +486,13 @@ def _trace_lines(note, prep: Prepared, ledger: L.Ledger, ratio: Fraction | None,
                 {**base(), "option refund": opts.refund,
                  "year_one_balance_after_application": money(from_cents(y1.opening + y1.allowed - y1.applied)) if y1 else "0.00",
                  **({"sustained_effort_ratio": exact(ratio)} if shares is None else {"locations": {k: cash(ln.refund) for k, ln in shares[i]}})},
-                depends_on=[f"periods[{i}].applied", "sustained_effort_ratio"],
+                depends_on=[f"periods[{i}].applied"] + (["sustained_effort_ratio"] if shares is None else []),
                 reading=L.refund.READING + ("" if opts.refund else L.REFUND_NOT_TAKEN)))
         note(f"periods[{i}].forfeited", line.pending, lambda: _entry(
             cash(line.forfeited), L.forfeit, {**base(), "carryforward_periods": cf}, depends_on=[f"periods[{i}].applied"]))
         note(f"periods[{i}].carried_forward", line.pending, lambda: _entry(
             cash(line.carried_forward), L.carried, base(),
-            depends_on=[f"periods[{i}].applied", f"periods[{i}].refund", f"periods[{i}].forfeited"]))
+            depends_on=[f"periods[{i}].applied", *([f"periods[{i}].refund"] if "year_two" in line.allows else []), f"periods[{i}].forfeited"]))
 
 
 def _trace_totals(note, ledger: L.Ledger, n_periods: int, warnings: list[str]) -> None:

@@ -14,7 +14,7 @@ import qmcredit
 from .conftest import EXAMPLES, example, variant
 
 
-ONE_LOCATION = [p for p in sorted(EXAMPLES.glob("*.claim.json")) if "location" in json.loads(p.read_text())]
+ONE_LOCATION = [p for p in sorted(EXAMPLES.glob("*.claim.json")) if '"locations"' not in p.read_text()]
 
 
 # several-location examples (07) are filed one claim per location: tests/service/test_ledger_return.py
@@ -33,6 +33,14 @@ def test_posted_claim_gets_the_cli_determination(office, path):
     again = office.client.get(f"/api/v1/claims/{posted['id']}?explain=true", headers=office.auth("preparer"))
     assert again.status_code == 200
     assert again.json() == posted
+
+
+def test_a_claim_of_several_locations_is_refused_naming_locations(office):
+    """L6: the office files one location per claim (its return is the taxpayer's claims)."""
+    path = next(EXAMPLES.glob("07*.claim.json"))
+    r = office.client.post("/api/v1/claims", content=path.read_bytes(), headers={**office.auth("preparer"), "content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "locations" in r.text and "one location per claim" in r.text
 
 
 def test_same_determination_as_the_cli_process(office):

@@ -130,9 +130,6 @@ def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation
         check_upload_names(payroll, "payroll")
     table = read_payroll(payroll) if payroll is not None else None
     claim = qmcredit.claim_from_json(document, payroll=table, source="upload")
-    if claim.header.locations is not None:
-        raise ClaimError([Problem("locations", "the office keeps one claim per location: file each location as a claim of its "
-                                  "own (with \"location\"); a taxpayer's claims are decided together as one return (RULES.md L6)")])
     _check_storable(claim)
     return Evaluation(document, claim, qmcredit.decide(claim), payroll)
 
@@ -144,6 +141,9 @@ LARGEST_AMOUNT = Decimal(10) ** 15
 def _check_storable(claim: qmcredit.Claim) -> None:
     """What the database keys on must be storable: amounts up to ``LARGEST_AMOUNT`` dollars, text
     without NUL characters. Refused naming the field."""
+    if claim.parts:
+        raise ClaimError([Problem("locations", "the office keeps one location per claim: file each location as its own claim "
+                                  "(the taxpayer's claims are one return, L6)")])
     problems = []
     t, loc = claim.header.taxpayer, claim.header.location
     for where, value in (("taxpayer.id", t.id), ("taxpayer.name", t.name), ("taxpayer.tax", t.tax),
