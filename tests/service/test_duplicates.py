@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from decimal import Decimal
 
 import httpx
 import pytest
@@ -304,3 +305,53 @@ def test_two_server_processes_store_one_claim_however_it_is_sent(database_url, t
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# -- any sequence of filings -----------------------------------------------------------------------
+
+SPELLINGS = [("Camden", "200 Federal St"), ("City of Camden", "200 FEDERAL STREET"), ("Camden", "7 Second Location"),
+             ("camden city", "7 second location.")]
+
+
+def test_any_sequence_of_filings_and_retries_stores_each_place_once(tmp_path):
+    """Property: whatever the order of filings (places spelled several ways, with or without a
+    key, keys reused), each place has one claim, each retry with a key the first answer, and the
+    ledger lists every credit once, within the one room of each period (L6)."""
+    import tempfile
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    ops = st.lists(st.tuples(st.integers(0, len(SPELLINGS) - 1), st.sampled_from([None, "k1", "k2"])), min_size=1, max_size=6)
+
+    @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(ops)
+    def run(sequence):
+        office = make_office(f"sqlite:///{tempfile.mkdtemp(dir=tmp_path)}/p.sqlite3")
+        with office.client:
+            first_answer: dict[str, tuple[int, bytes]] = {}
+            for spelling, key in sequence:
+                municipality, address = SPELLINGS[spelling]
+                body = example("01").decode().replace('"Camden"', json.dumps(municipality), 1)
+                body = body.replace('"200 Federal St"', json.dumps(address), 1).encode()
+                h = office.auth("preparer") | ({"Idempotency-Key": key} if key else {})
+                r = office.client.post(CLAIMS, content=body, headers=h)
+                if key and key in first_answer:
+                    fingerprint_same = first_answer[key][2] == body
+                    assert (r.status_code, r.content) == first_answer[key][:2] if fingerprint_same else r.status_code == 422
+                    continue
+                assert r.status_code in (201, 409), r.text
+                if key and r.status_code == 201:
+                    first_answer[key] = (r.status_code, r.content, body)
+            places = {place_key(*SPELLINGS[i]) for i, _ in sequence}
+            claims = office.client.get(CLAIMS, headers=office.auth("examiner")).json()
+            assert len(claims) == len(places)
+            if claims:
+                ledger = _ledger(office, claims[0]["taxpayer_id"])
+                keys = [(e["claim_id"], e["period_start"], e["origin"]) for e in ledger["entries"]]
+                assert len(keys) == len(set(keys))
+                for p in ledger["periods"]:
+                    assert Decimal(p["applied"]) <= Decimal(p["room"])
+        office.db.dispose()
+
+    run()
