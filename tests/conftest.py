@@ -24,6 +24,11 @@ def example_names() -> list[str]:
     return names
 
 
+def example_file(name: str, kind: str = "claim") -> Path:
+    """The example ``name``'s claim or expected file (``next/NAME`` for a landed one of the spec's next/)."""
+    return EXAMPLES / f"{name}.{kind}.json"
+
+
 def load_doc(path: Path) -> dict:
     return json.loads(path.read_text(), parse_float=Decimal)
 

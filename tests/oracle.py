@@ -65,16 +65,39 @@ def _minimum_tax(p: dict, o: dict) -> Decimal:
     return amount
 
 
-def oracle(doc: dict) -> dict:
+# The Director's list as RULES.md's appendix gives it (L2a): the numbers of the listed names.
+LISTED = {n.lower(): k for k, n in enumerate([
+    "Business Employment Incentive Grant (BEIP)", "Urban Enterprise Zone Employee Tax Credit", "Urban Enterprise Zone Investment Tax Credit",
+    "Redevelopment Authority Project Tax Credit", "Research and Development Tax Credit",
+    "Manufacturing Equipment and Employment Investment Tax Credit", "New Jobs Investment Tax Credit",
+    "Business Retention and Relocation Assistance Act (BRRAG)", "Small New Jersey Based High Technology Business Investment Tax Credit",
+    "HMO Assistance Fund Tax Credit", "Effluent Equipment Tax Credit", "Neighborhood Revitalization State Tax Credit", "AMA Tax Credit",
+    "Economic Recovery Tax Credit", "Sheltered Workshop Tax Credit", "Urban Transit Hub", "Offshore Wind Economic Development",
+    "Grow New Jersey Assistance Tax Credit", "Angel Investor Credit", "Residential Economic Recovery and Growth Tax Credit"], 1)}
+
+
+def counts_before(c: dict, credit_order: str) -> bool:
+    """L2a: a given order stands; else form_313 puts every credit before, regulation by number."""
+    if c.get("order"):
+        return c["order"] == "before"
+    if credit_order == "form_313":
+        return True
+    number = c.get("code") or LISTED[c["name"].lower()]
+    return number < 14
+
+
+def _measure(doc: dict, loc: dict, employees: list, window: int | None) -> dict:
+    """One location alone: P1-P5, C1-C3, E1-E4 (``window``: the taxpayer's first month of credit
+    year one, None when this location sets it)."""
     o = doc.get("options", {})
-    tp, loc = doc["taxpayer"], doc["location"]
+    tp = doc["taxpayer"]
     began = date.fromisoformat(loc["operations_began"])
     y1 = began.year * 12 + began.month - 1 + (0 if o.get("year_one_start") == "same_month_if_first_day" and began.day == 1 else 1)
     base = y1 - 12
     excl = o.get("part_time_excludes_temporary", False)
     ft_count = [0] * 36
     pt_hours = [Fraction(0)] * 36
-    for e in doc["employees"]:
+    for e in employees:
         if e.get("ownership_interest") or e.get("owner_relation"):
             continue
         perm = e.get("basis", "permanent") == "permanent"
@@ -94,24 +117,65 @@ def oracle(doc: dict) -> dict:
     new = [max(avg[k] - avg[0], Fraction(0)) for k in (1, 2)]
     if o.get("whole_positions"):
         new = [Fraction(int(x)) for x in new]
+    earlier = tp.get("earlier_credit_period_start")
+    if earlier is None and window is not None:
+        earlier = f"{window // 12:04d}-{window % 12 + 1:02d}"
     eligible = (
         tp["tax"] in ("cbt", "insurance_premiums")
         and loc["municipality"].strip().lower() in ("camden", "camden city", "city of camden")
         and not tp.get("uez_benefit")
-        and tp.get("earlier_credit_period_start") in (None, f"{y1 // 12:04d}-{y1 % 12 + 1:02d}")
+        and earlier in (None, f"{y1 // 12:04d}-{y1 % 12 + 1:02d}")
     )
     credit = [_half_up(2500 * new[0]) if eligible else Decimal("0.00"), _half_up(1250 * new[1]) if eligible else Decimal("0.00")]
     ratio = min(new[1] / new[0], Fraction(1)) if new[0] > 0 else Fraction(0)
-    ends = [_last_day(y1 + 11), _last_day(y1 + 23)]
+    return {"y1": y1, "eligible": eligible, "averages": avg, "new": new, "credit": credit, "ratio": ratio,
+            "ends": [_last_day(y1 + 11), _last_day(y1 + 23)]}
+
+
+def _share(room: Decimal, balances: list[Decimal], as_listed: bool) -> list[Decimal]:
+    """L6: the room among balances of one year of origin."""
+    if sum(balances) <= room:
+        return list(balances)
+    if as_listed:
+        out = []
+        for b in balances:
+            out.append(min(b, room))
+            room -= out[-1]
+        return out
+    total = sum(balances)
+    exact = [Fraction(room) * Fraction(b) / Fraction(total) for b in balances]
+    cents = [int(x * 100) for x in exact]  # floor: exact shares are not negative
+    order = sorted(range(len(balances)), key=lambda k: (-(exact[k] * 100 - cents[k]), k))
+    for k in order[: int(room * 100) - sum(cents)]:
+        cents[k] += 1
+    return [Decimal(c) / 100 for c in cents]
+
+
+def oracle(doc: dict) -> dict:
+    """A one-location claim, or with ``locations`` the return (its figures, and each location's
+    under ``locations``)."""
+    sites = doc.get("locations") or [{**doc["location"], "employees": doc["employees"]}]
+    window = None
+    figures = []
+    for k, s in enumerate(sites):
+        figures.append(_measure(doc, s, s["employees"], None if k == 0 or "locations" not in doc else figures[0]["y1"]))
+    return {**figures[0], **_ledger(doc, figures)} if "locations" not in doc else _ledger(doc, figures)
+
+
+def _ledger(doc: dict, locs: list[dict]) -> dict:
+    o = doc.get("options", {})
+    tp = doc["taxpayer"]
     cf = o.get("carryforward_periods", 5)
     cf = 5 if cf == "form_313" else None if cf is None else int(cf)
-    lots = []  # [origin, allowed_in, remaining]
+    as_listed = o.get("location_order") == "as_listed"
+    lots = []  # [location, origin, allowed_in, remaining]
     out_periods = []
+    per = [[] for _ in locs]
     floors = []
     refund_total = Decimal(0)
     for i, p in enumerate(doc["periods"]):
         L = Decimal(str(p["liability"]))
-        before = sum((Decimal(str(c["amount"])) for c in p.get("other_credits", []) if c["order"] == "before"), Decimal(0))
+        before = sum((Decimal(str(c["amount"])) for c in p.get("other_credits", []) if counts_before(c, o.get("credit_order", "form_313"))), Decimal(0))
         limited = tp["tax"] == "cbt" or (tp["tax"] == "insurance_premiums" and o.get("insurer_limits") == "cbt")
         floor = None
         if tp["tax"] not in ("cbt", "insurance_premiums"):
@@ -122,44 +186,48 @@ def oracle(doc: dict) -> dict:
         else:
             room = _floor(max(L - before, Decimal(0)))
         s, e = date.fromisoformat(p["start"]), date.fromisoformat(p["end"])
-        allowed = Decimal(0)
-        for k in (0, 1):
-            if s <= ends[k] <= e:
-                lots.append([k, i, credit[k]])
-                allowed += credit[k]
-        applied = Decimal(0)
+        mine = [dict.fromkeys(("allowed", "applied", "refund", "forfeited"), Decimal(0)) for _ in locs]
+        for j, f in enumerate(locs):
+            for k in (0, 1):
+                if s <= f["ends"][k] <= e:
+                    lots.append([j, k, i, f["credit"][k]])
+                    mine[j]["allowed"] += f["credit"][k]
         left = room
-        for lot in sorted(lots, key=lambda x: (x[1], x[0])):
-            t = min(lot[2], left)
-            lot[2] -= t
-            left -= t
-            applied += t
-        refund = Decimal(0)
-        if s <= ends[1] <= e and o.get("refund", True):
-            for lot in lots:
-                if lot[0] == 0:
-                    r = min(_half_up(Fraction(lot[2]) * ratio), lot[2])
-                    lot[2] -= r
-                    refund += r
-        forfeited = Decimal(0)
+        for k in (0, 1):
+            these = [lot for lot in lots if lot[1] == k]
+            for lot, t in zip(these, _share(left, [lot[3] for lot in these], as_listed)):
+                lot[3] -= t
+                left -= t
+                mine[lot[0]]["applied"] += t
+        for j, f in enumerate(locs):
+            if s <= f["ends"][1] <= e and o.get("refund", True):
+                for lot in lots:
+                    if lot[0] == j and lot[1] == 0:
+                        r = min(_half_up(Fraction(lot[3]) * f["ratio"]), lot[3])
+                        lot[3] -= r
+                        mine[j]["refund"] += r
         for lot in lots:
-            if cf is not None and i >= lot[1] + cf:
-                forfeited += lot[2]
-                lot[2] = Decimal(0)
-        lots = [lot for lot in lots if lot[2] > 0]
-        refund_total += refund
-        floors.append(floor if limited and tp["tax"] in ("cbt", "insurance_premiums") else None)
+            if cf is not None and i >= lot[2] + cf:
+                mine[lot[0]]["forfeited"] += lot[3]
+                lot[3] = Decimal(0)
+        lots = [lot for lot in lots if lot[3] > 0]
+        for j in range(len(locs)):
+            per[j].append({**mine[j], "carried_forward": sum((lot[3] for lot in lots if lot[0] == j), Decimal(0))})
+        refund_total += sum(m["refund"] for m in mine)
+        floors.append(floor)
         out_periods.append({
-            "allowed": allowed, "room": room, "applied": applied, "refund": refund, "forfeited": forfeited,
-            "carried_forward": sum((lot[2] for lot in lots), Decimal(0)),
+            **{k: sum(m[k] for m in mine) for k in ("allowed", "applied", "refund", "forfeited")}, "room": room,
+            "carried_forward": sum((lot[3] for lot in lots), Decimal(0)),
         })
-    carried = sum((lot[2] for lot in lots), Decimal(0))
+    carried = sum((lot[3] for lot in lots), Decimal(0))
     spans = [(date.fromisoformat(p["start"]), date.fromisoformat(p["end"])) for p in doc["periods"]]
-    if credit[0] != 0 and not any(s <= ends[0] <= e for s, e in spans) and any(s <= ends[1] <= e for s, e in spans):
+    if any(f["credit"][0] != 0 and not any(s <= f["ends"][0] <= e for s, e in spans) and any(s <= f["ends"][1] <= e for s, e in spans)
+           for f in locs):
         # V2: year one's period is not given, year two's is: the year-one balance is unknown
         out_periods = [{k: (v if k == "room" else None) for k, v in p.items()} for p in out_periods]
         refund_total = carried = None
     return {
-        "eligible": eligible, "averages": avg, "new": new, "credit": credit, "ratio": ratio,
         "periods": out_periods, "refund": refund_total, "carried_forward": carried, "floors": floors,
+        "credit": [sum(f["credit"][k] for f in locs) for k in (0, 1)], "eligible": any(f["eligible"] for f in locs),
+        "locations": [{**f, "periods": ps, "refund": sum(x["refund"] for x in ps)} for f, ps in zip(locs, per)],
     }

@@ -76,9 +76,7 @@ def claims(draw):
         if draw(st.integers(0, 4)) == 0:  # L2b: a non-zero AMA only for CBT periods beginning 2002-2006, never an S corporation's
             ama_ok = tax == "cbt" and 2002 <= sy <= 2006 and not p.get("s_corporation")
             p["alternative_minimum_assessment"] = str(draw(money_value)) if ama_ok else draw(st.sampled_from(["0.00", "0", Decimal(0)]))
-        oc = []
-        for j in range(draw(st.integers(0, 2))):
-            oc.append({"name": f"other {j}", "amount": str(draw(st.decimals(0, 8000, places=2))), "order": draw(st.sampled_from(["before", "after"]))})
+        oc = [draw(other_credit(j)) for j in range(draw(st.integers(0, 2)))]
         if oc:
             p["other_credits"] = oc
         periods.append(p)
@@ -93,6 +91,7 @@ def claims(draw):
             "equivalent_hours_cap": st.sampled_from([None, 140, Decimal(140), "140", 100]),
             "s_corporation_group_minimum": st.sampled_from(["reduced", "full"]),
             "refund": st.booleans(),
+            "credit_order": st.sampled_from(["form_313", "regulation"]),
         }))
     return {
         "format": "qmcredit.claim/1",
@@ -117,6 +116,46 @@ def json_text(doc) -> str:
             return [mark(x) for x in v]
         return f"\x00{v}\x00" if isinstance(v, Decimal) else v
     return re.sub(r'"\\u0000(.*?)\\u0000"', r"\1", json.dumps(mark(doc)))
+
+
+LISTED_NAMES = ["Research and Development Tax Credit", "new jobs investment tax credit", "ANGEL INVESTOR CREDIT", "Urban Transit Hub",
+                "AMA Tax Credit", "Sheltered Workshop Tax Credit"]
+
+
+@st.composite
+def other_credit(draw, j: int):
+    """L2a: an other credit with its order given, or named by its number or its listed name."""
+    c = {"name": f"other {j}", "amount": str(draw(st.decimals(0, 8000, places=2)))}
+    how = draw(st.sampled_from(["order", "code", "name"]))
+    if how == "order":
+        c["order"] = draw(st.sampled_from(["before", "after"]))
+    elif how == "code":
+        c["code"] = draw(st.sampled_from([k for k in range(1, 21) if k != 14]))
+    else:
+        c["name"] = draw(st.sampled_from(LISTED_NAMES))
+    return c
+
+
+@st.composite
+def returns(draw):
+    """L6: a CBT return of two or three locations sharing the taxpayer, periods and options;
+    most locations start credit year one on the same month (one may not: E4 fails it alone)."""
+    doc = draw(claims())
+    doc["taxpayer"]["tax"] = "cbt"
+    doc["taxpayer"]["earlier_credit_period_start"] = None
+    began = doc["location"]["operations_began"]
+    y, m = int(began[:4]), int(began[5:7])
+    later = f"{y + m // 12:04d}-{m % 12 + 1:02d}-10"  # a month later: another credit window
+    sites = []
+    for k in range(draw(st.integers(2, 3))):
+        day = began if k == 0 else draw(st.sampled_from([began] * 4 + [began[:8] + "28", later]))
+        sites.append({**doc["location"], "id": f"site-{k}", "operations_began": day, "employees": draw(employees(f"{y - 1:04d}-{m:02d}"))})
+    doc.pop("location")
+    doc.pop("employees")
+    doc["locations"] = sites
+    if draw(st.booleans()):
+        doc["options"] = {**doc["options"], "location_order": draw(st.sampled_from(["proportional", "as_listed"]))}
+    return doc
 
 
 def decimalize(doc):

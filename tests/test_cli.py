@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import EXAMPLES, example_names
+from .conftest import EXAMPLES, example_file, example_names
 
 EXE = Path(sys.executable).parent / "qmcredit"
 
@@ -21,7 +21,7 @@ def run(*args, cwd=None):
 def test_compute_json_many_claims_in_order_with_an_invalid_one(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "qmcredit.claim/1", "taxpayer": {"id": "x", "tax": "cbt"}}')
-    paths = [EXAMPLES / f"{n}.claim.json" for n in example_names()]
+    paths = [example_file(n) for n in example_names()]
     r = run("compute", "--json", paths[0], bad, *paths[1:])
     assert r.returncode == 1
     lines = [json.loads(x) for x in r.stdout.splitlines()]

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import qmcredit
 
-from .oracle import oracle
-from .strategies import claims, json_text
+from .oracle import counts_before, oracle
+from .strategies import claims, json_text, returns
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -56,7 +56,7 @@ def test_invariants(doc):
     for p, src, floor in zip(d["periods"], doc["periods"], floors):
         room, applied = Decimal(p["room"]), Decimal(p["applied"])
         liability = Decimal(src["liability"])
-        before = sum((Decimal(c["amount"]) for c in src.get("other_credits", []) if c["order"] == "before"), Decimal(0))
+        before = sum((Decimal(c["amount"]) for c in src.get("other_credits", []) if counts_before(c, doc["options"].get("credit_order", "form_313"))), Decimal(0))
         assert Decimal(0) <= applied <= room
         if limited:
             assert room <= liability * Decimal("0.5")
@@ -90,3 +90,60 @@ def test_a_full_time_month_in_year_one_never_lowers_year_one_credit(doc, data):
         if Fraction(target["hours"].get(m, "0")) < 140:
             target["hours"][m] = "140"
         assert decide(doc3).credit["year_one"] >= before.credit["year_one"]
+
+
+RETURN_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@RETURN_SETTINGS
+@given(returns())
+def test_L6_return_agrees_with_independent_reading(doc):
+    """L6, R1a, E4 across locations, L2a: the return and each location agree with the oracle."""
+    d = decide(doc).to_dict(explain=False)
+    want = oracle(doc)
+    assert d["eligible"] == want["eligible"]
+    assert [Decimal(d["credit"][k]) for k in ("year_one", "year_two")] == want["credit"]
+    for got, exp in zip(d["periods"], want["periods"], strict=True):
+        for k, v in exp.items():
+            assert Decimal(got[k]) == v, (k, got, exp)
+    assert Decimal(d["refund"]) == want["refund"]
+    assert Decimal(d["carried_forward"]) == want["carried_forward"]
+    for got, exp in zip(d["locations"], want["locations"], strict=True):
+        assert got["eligible"] == exp["eligible"]
+        assert [Decimal(got["credit"][k]) for k in ("year_one", "year_two")] == exp["credit"]
+        assert Decimal(got["refund"]) == exp["refund"]
+        for g, e in zip(got["periods"], exp["periods"], strict=True):
+            for k, v in e.items():
+                assert Decimal(g[k]) == v, (got["id"], k, g, e)
+
+
+@RETURN_SETTINGS
+@given(returns())
+def test_L6_invariants_across_locations(doc):
+    """Across all locations of a return: applied <= room <= 50% of liability in every period;
+    every dollar of every location ends applied, refunded, forfeited or carried."""
+    d = decide(doc).to_dict(explain=False)
+    for k, (p, src) in enumerate(zip(d["periods"], doc["periods"])):
+        room = Decimal(p["room"])
+        applied = [Decimal(loc["periods"][k]["applied"]) for loc in d["locations"]]
+        assert Decimal(0) <= sum(applied) == Decimal(p["applied"]) <= room <= Decimal(src["liability"]) * Decimal("0.5")
+    for loc in d["locations"]:
+        allowed = sum(Decimal(p["allowed"]) for p in loc["periods"])
+        ended = sum(Decimal(p[k]) for p in loc["periods"] for k in ("applied", "refund", "forfeited"))
+        assert allowed == ended + Decimal(loc["carried_forward"])
+        not_yet = sum(Decimal(v["amount"]) for v in loc["not_yet_applied"].values())
+        assert allowed + not_yet == Decimal(loc["credit"]["year_one"]) + Decimal(loc["credit"]["year_two"])
+
+
+@RETURN_SETTINGS
+@given(claims())
+def test_L6_one_location_as_a_return_of_one_decides_the_same(doc):
+    """A one-location claim given in the locations form has the same figures."""
+    one = decide(doc).to_dict(explain=False)
+    site = {**doc["location"], "id": "only", "employees": doc["employees"]}
+    ret = decide({k: v for k, v in doc.items() if k not in ("location", "employees")} | {"locations": [site]}).to_dict(explain=False)
+    assert ret["periods"] == one["periods"]
+    assert (ret["refund"], ret["carried_forward"], ret["credit"], ret["eligible"]) == (one["refund"], one["carried_forward"], one["credit"], one["eligible"])
+    loc = ret["locations"][0]
+    assert (loc["average_positions"], loc["new_positions"], loc["sustained_effort_ratio"]) == (
+        one["average_positions"], one["new_positions"], one["sustained_effort_ratio"])

@@ -141,6 +141,7 @@ class Taxpayer(_Model):
     tax: Annotated[str, BeforeValidator(_word)] = Field(min_length=1, description="cbt or insurance_premiums (E1); any other tax is not eligible")
     uez_benefit: Flag = False
     earlier_credit_period_start: YearMonth = None
+    unitary_id: str = Field("", description="the combined group's New Jersey unitary ID, printed in Form 313's header; decides nothing")
 
 
 class Location(_Model):
@@ -157,10 +158,23 @@ class Location(_Model):
         return d
 
 
+class Site(Location):
+    """One location of a several-location claim (L6): the fields of ``location``, an ``id``
+    unique in the claim, and its own payroll table (its ``employees`` are read by the loader)."""
+
+    id: str = Field(min_length=1)
+    payroll: str | None = None
+
+    def location(self) -> Location:
+        return Location(municipality=self.municipality, address=self.address, operations_began=self.operations_began,
+                        operations_source=self.operations_source)
+
+
 class OtherCredit(_Model):
     name: str = Field(min_length=1)
     amount: Money
-    order: Literal["before", "after"]
+    code: int | None = Field(None, ge=1, le=20, description="its number in the Director's list, N.J.A.C. 18:7-3.17(a) (L2a)")
+    order: Literal["before", "after"] | None = None
 
 
 class Period(_Model):
@@ -190,16 +204,6 @@ class Period(_Model):
         return f"{self.start.isoformat()}..{self.end.isoformat()}"
 
 
-class ClaimHeader(_Model):
-    format: Literal["qmcredit.claim/1"] = FORMAT
-    taxpayer: Taxpayer
-    location: Location
-    periods: tuple[Period, ...] = ()
-    options: Options = Options()
-    as_of: Day | None = None
-    payroll: str | None = None
-
-
 def _ssn(v: Any) -> str | None:
     """An SSN: nine digits, dashes and spaces allowed (FORMAT.md, "Who the employees are")."""
     if v is None:
@@ -208,6 +212,36 @@ def _ssn(v: Any) -> str | None:
     if digits is None or not re.fullmatch(r"\d{9}", digits):
         raise ValueError("must be nine digits, e.g. \"123-45-6789\"")
     return digits
+
+
+class ClaimHeader(_Model):
+    format: Literal["qmcredit.claim/1"] = FORMAT
+    taxpayer: Taxpayer
+    location: Location | None = None  # required unless ``locations`` is given (L6): ``_one_form``
+    locations: tuple[Site, ...] | None = None
+    periods: tuple[Period, ...] = ()
+    options: Options = Options()
+    as_of: Day | None = None
+    payroll: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "ClaimHeader":
+        if self.location is not None and self.locations is not None:
+            raise ValueError("give either \"location\" (one location) or \"locations\" (several locations of the taxpayer, L6), not both")
+        # neither: ``header_problems`` names the missing field (validate_header, the one door, runs both)
+        if self.locations is not None:
+            if not self.locations:
+                raise ValueError("\"locations\" is empty: give at least one location")
+            seen: dict[str, int] = {}
+            for i, site in enumerate(self.locations):
+                if site.id in seen:
+                    raise ValueError(f"locations[{i}].id {site.id!r} is also locations[{seen[site.id]}].id; give each location a unique id")
+                seen[site.id] = i
+        return self
+
+    def part(self, site: Site) -> "ClaimHeader":
+        """The one-location header of ``site`` (its return's taxpayer, periods and options)."""
+        return self.model_copy(update={"location": site.location(), "locations": None, "payroll": site.payroll})
 
 
 class Employee(_Model):
@@ -230,6 +264,13 @@ class Claim:
     payroll: pl.DataFrame
     source: str | None = None
     people: pl.DataFrame | None = None  # who the employees are: employee_id, name, ssn, hired, separated (imports.people)
+    parts: tuple["Claim", ...] = ()  # a several-location claim (L6): one one-location claim per location, in order
+    location_id: str | None = None   # the id of the location of a part
+
+    @property
+    def locations(self) -> tuple["Claim", ...]:
+        """The return's locations as one-location claims: a one-location claim is its own."""
+        return self.parts or (self,)
 
     @property
     def taxpayer(self) -> Taxpayer:
@@ -328,12 +369,14 @@ def header_problems(doc: dict) -> list[Problem]:
     that they are reported with every other problem of the claim (``validate`` runs every check
     ``compute`` runs): the periods in date order and consecutive (V1), and each period's
     ``_period_problems``."""
+    found: list[Problem] = []
+    if doc.get("location") is None and doc.get("locations") is None:
+        found.append(Problem("location", "is required but missing: give the location (or \"locations\", several locations of the taxpayer, L6)"))
     tax = _lenient(doc.get("taxpayer"), "tax", _word)
     s_group = _lenient(doc.get("options"), "s_corporation_group_minimum", _word, "reduced")
     periods = doc.get("periods")
     if not isinstance(periods, list):
-        return []
-    found: list[Problem] = []
+        return found
     dates = [(_lenient(p, "start", _date), _lenient(p, "end", _date)) if isinstance(p, dict) else (None, None) for p in periods]
     for i in range(1, len(dates)):
         (_, prev_end), (cur, _) = dates[i - 1], dates[i]

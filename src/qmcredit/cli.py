@@ -123,7 +123,8 @@ def validate(
     for path, c in zip(claims, load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))):
         if not isinstance(c, ClaimError):
             try:
-                prepare(c.header, str(path))
+                for part in c.locations:  # a several-location claim: each location as the rules read it (L6)
+                    prepare(part.header, str(path))
             except ClaimError as e:
                 c = e
         if isinstance(c, ClaimError):

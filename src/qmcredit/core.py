@@ -32,10 +32,11 @@ from .law import credit as C
 from .law import eligibility as E
 from .law import ledger as L
 from .law import limits
+from .law import order as O
 from .law.eligibility import Check
 from .law.parameters import Parameter, parameter
-from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average_denominator, average_numerator, classify, monthly, period_sums
-from .law.windows import PERIOD_NAMES, Windows, windows, year_one_first_month
+from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, average_denominator, classify, monthly, period_sums
+from .law.windows import PERIOD_NAMES, Window, Windows, windows, year_one_first_month
 from .money import cents, exact_decimal, from_cents, money
 from .payroll import HOURS_SCALE, first_unknown_month
 from .problems import ClaimError, Problem
@@ -109,7 +110,9 @@ class Prepared:
     minimum_taxes: tuple                  # per period: limits.MinimumTax, or None when not limited
     period_dates: tuple[tuple[date, date], ...]
     allowed_in: tuple[int | None, int | None]  # L1: the period of allowance of each credit year (None: not among the periods)
-    rooms: tuple[PeriodRoom, ...]              # L2-L3: each period's room for the credit
+    rooms: tuple[limits.Room, ...]             # L2-L3: each period's room for the credit
+    placed: tuple[tuple[O.Placed, ...], ...]   # L2a: each period's other credits, before or after this one
+    notes: tuple[str, ...]                     # warnings of the header's reading (L2a: an earlier list in force)
 
     @property
     def windows(self) -> Windows:
@@ -125,13 +128,16 @@ class Prepared:
         return par, par.at(getattr(self.windows, year).start).value
 
 
-def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None) -> Prepared:
-    """Read a validated header for the rules. ``cache``, shared by the claims of a batch: their
-    ``Constants`` and E1-E4 checks, each computed once for the claims that share its inputs.
-    Raises ``ClaimError`` when a period's minimum tax (L2) can be neither read nor derived."""
+def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None, window_of: tuple[str, str] | None = None) -> Prepared:
+    """Read a validated one-location header for the rules. ``cache``, shared by the claims of a
+    batch: their ``Constants`` and E1-E4 checks, each computed once for the claims that share its
+    inputs. ``window_of``: for a location of a several-location return without
+    ``earlier_credit_period_start``, the taxpayer's window (E4 across locations) as (its first
+    month "YYYY-MM", the id of the first listed location). Raises ``ClaimError`` when a period's
+    minimum tax (L2) can be neither read nor derived."""
     k = claim_constants(header) if cache is None else cached_constants(header, cache)
     tp, opts, w = header.taxpayer, header.options, k.windows
-    limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
+    limited = limits.limited(tp.tax, opts.insurer_limits)  # L2-L3
     mts = []
     for i, p in enumerate(header.periods):
         if not limited:
@@ -142,54 +148,62 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
                                           p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum))
         except limits.MinimumTaxUnknown as e:
             raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
-    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w.year_one.first_month)
+    earlier, first_site = (tp.earlier_credit_period_start, None) if window_of is None else window_of
+    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, earlier, first_site, w.year_one.first_month)
     checks = cache.get(check_key) if cache is not None else None
     if checks is None:
-        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
+        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, earlier, w, first_site)
         if cache is not None:
             cache[check_key] = checks
     dates = tuple((p.start, p.end) for p in header.periods)
-    allowed_in = (L.period_of_allowance(k.year_ends[0], dates), L.period_of_allowance(k.year_ends[1], dates))  # L1
+    allowed_in = (L.allowed_in(k.year_ends[0], dates), L.allowed_in(k.year_ends[1], dates))  # L1
     eligible_tax = tp.tax in E.TAXES
-    rooms = []
-    for liability, floor, before, after in map(_period_cents, header.periods, mts):  # L2-L3
-        cap, above, room = limits.room(liability, limited, eligible_tax, floor, before, k.share)
-        rooms.append(PeriodRoom(liability, cap, floor if cap is not None else None, above, before, after, room))
+    placed, notes = _placed(header, claim_id or tp.id)
+    rooms = tuple(  # L2-L3
+        limits.room(cents(p.liability), limited, eligible_tax, limits.floor(mt.amount, p.alternative_minimum_assessment) if mt is not None else 0,
+                    *O.sums([cents(c.amount) for c in p.other_credits], pc), k.share)
+        for p, mt, pc in zip(header.periods, mts, placed))
     return Prepared(
-        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, tuple(rooms))
+        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes)
 
 
-def _period_cents(p, mt: limits.MinimumTax | None) -> tuple[int, int, int, int]:
-    """A period's L2-L3 inputs in cents: liability, floor (max of minimum tax and AMA, where the
-    limits apply), other credits applied before this one and after it."""
-    floor = 0
-    if mt is not None:
-        ama = p.alternative_minimum_assessment
-        floor = cents(mt.amount if ama is None or mt.amount >= ama else ama)
-    before = after = 0
-    for c in p.other_credits:
-        if c.order == "before":
-            before += cents(c.amount)
-        else:
-            after += cents(c.amount)
-    return cents(p.liability), floor, before, after
+def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, ...], ...], tuple[str, ...]]:
+    """L2a: every period's other credits placed before or after this one, and the warnings of
+    periods that used the Director's list before it was in force. Raises ``ClaimError`` naming
+    each credit that cannot be placed."""
+    if not any(p.other_credits for p in header.periods):
+        return ((),) * len(header.periods), ()
+    found, out, notes = [], [], []
+    credit_order = header.options.credit_order
+    for i, p in enumerate(header.periods):
+        row = []
+        for j, c in enumerate(p.other_credits):
+            try:
+                row.append(O.place(c.code, c.name, c.order, credit_order))
+            except O.CreditNotPlaced as e:
+                found.append(Problem(f"periods[{i}].other_credits[{j}]", str(e)))
+        used_list = any(x.basis == "regulation" or c.code is not None for x, c in zip(row, p.other_credits))
+        if used_list and (note := O.earlier_version(p.start)) is not None:
+            notes.append(note)
+        out.append(tuple(row))
+    if found:
+        raise ClaimError(found, claim_id)
+    return tuple(out), tuple(notes)
 
 
-class PeriodRoom(NamedTuple):
-    """Form 313 Part IV of one period, in cents (L2-L3)."""
+class Measured(NamedTuple):
+    """A location's figures before the ledger, exact: positions as numerators over ``den``, money
+    in cents; None where a month after ``as_of`` leaves it undecided."""
 
-    liability: int
-    cap: int | None
-    floor: int | None
-    above_floor: int | None
-    before: int
-    after: int
-    room: int
+    den: int
+    averages: tuple[int | None, int | None, int | None]   # base, year one, year two (P5)
+    new: tuple[int | None, int | None]                    # C1
+    credit: tuple[int | None, int | None]                 # C2
+    ratio: tuple[int, int] | None                         # C3
 
 
 class Figures(NamedTuple):
-    """Every figure of one claim after the positions pass, exact: positions as numerators over
-    ``den``, money in cents; None where a month after ``as_of`` leaves it undecided."""
+    """Every figure of one location after the positions pass and the return's ledger."""
 
     den: int
     averages: tuple[int | None, int | None, int | None]   # base, year one, year two (P5)
@@ -197,8 +211,8 @@ class Figures(NamedTuple):
     credit: tuple[int | None, int | None]                 # C2
     ratio: tuple[int, int] | None                         # C3
     allowed_in: tuple[int | None, int | None]             # L1
-    rooms: tuple[PeriodRoom, ...]                         # L2-L3
-    lines: tuple[L.Line, ...]                             # L4-L5, R1-R3
+    rooms: tuple[limits.Room, ...]                        # L2-L3 (the return's)
+    lines: tuple[L.Line, ...]                             # L4-L6, R1-R3 (this location's share)
     pending_from: int | None
 
     @property
@@ -211,27 +225,34 @@ class Figures(NamedTuple):
         return done[-1].carried_forward if done else 0
 
 
+def measure(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Measured:
+    """P5, C1-C3 of one location. ``sums``: the full-time positions and equivalent hours of each
+    period (``law.positions.period_sums``: base, year one, year two)."""
+    opts, k = prep.header.options, prep.constants
+    ft_num, ft_den = k.columns["ft_num"], k.columns["ft_den"]
+    averages = tuple(average(j, k.windows.first_month, sums[j], sums[3 + j], ft_num, ft_den, prep.cut) for j in range(3))  # P5
+    den, base = average_denominator(ft_num), averages[0]
+    new = tuple(C.new_positions(averages[1 + o], base, den, opts.whole_positions) for o in (0, 1))  # C1
+    credit = tuple(C.potential_credit(new[o], den, k.amount_cents[o], prep.eligible) for o in (0, 1))  # C2, E5
+    return Measured(den, averages, new, credit, C.sustained_effort_ratio(*new))  # C3
+
+
+def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tuple[L.Line, ...], list[Figures], int | None]:
+    """L4-L6, R1-R3 of one return: its locations' credits applied together under the return's
+    room (the first location's ``rooms``: the periods are the return's). Returns the return's
+    lines, each location's ``Figures`` and the first undecided period."""
+    first = preps[0]
+    opts = first.header.options
+    accounts = [L.Account(p.allowed_in, m.credit, m.ratio) for p, m in zip(preps, measured)]
+    total, lines, pending_from = L.run(
+        [r.room for r in first.rooms], accounts, first.constants.carryforward, opts.refund, opts.location_order == "as_listed")
+    figs = [Figures(*m, p.allowed_in, first.rooms, ln, pending_from) for p, m, ln in zip(preps, measured, lines)]
+    return total, figs, pending_from
+
+
 def figures(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Figures:
-    """P5, C1-C3, L4-L5 and R1-R3 for one claim (with ``prep``'s L1-L3). ``sums``: the full-time
-    positions and equivalent hours of each period (``law.positions.period_sums``: base, year one,
-    year two)."""
-    opts, k, cut = prep.header.options, prep.constants, prep.cut
-    first, ft_num, ft_den = k.windows.first_month, k.columns["ft_num"], k.columns["ft_den"]
-    den = average_denominator(ft_num)
-    averages = tuple(  # P5, each only once its twelve months are known
-        average_numerator(sums[k], sums[3 + k], ft_num, ft_den) if cut is None or first + 12 * (k + 1) <= cut else None
-        for k in range(3)
-    )
-    base, whole = averages[0], opts.whole_positions
-    new = (C.new_positions(averages[1], base, den, whole), C.new_positions(averages[2], base, den, whole))  # C1
-    eligible = prep.eligible
-    credit = tuple(  # C2 (zero when not eligible, E5)
-        None if new[o] is None else C.credit_cents(new[o], den, k.amount_cents[o]) if eligible else 0 for o in (0, 1)
-    )
-    ratio = C.sustained_effort_ratio(*new)  # C3
-    rooms, allowed_in = prep.rooms, prep.allowed_in  # L1-L3, read off the header by ``prepare``
-    lines, pending_from = L.run([r.room for r in rooms], allowed_in, credit, ratio, k.carryforward, opts.refund)  # L4-L5, R1-R3
-    return Figures(den, averages, new, credit, ratio, allowed_in, rooms, lines, pending_from)
+    """P5, C1-C3, L4-L5 and R1-R3 for a one-location return (with ``prep``'s L1-L3)."""
+    return settle([prep], [measure(prep, sums)])[1][0]
 
 
 NO_HOURS = (0, 0, 0, 0, 0, 0)
@@ -252,30 +273,56 @@ def measured_months(per_month: pl.DataFrame) -> dict[int, dict[int, tuple[int, i
     return measured
 
 
-def _entry(value, rule, cite, reading, inputs=None, parameters=None, depends_on=()) -> dict:
-    """One figure of the explanation (B1), after its name."""
-    return {"value": value, "rule": rule, "cite": cite, "reading": reading,
+def _entry(value, step, inputs=None, parameters=None, depends_on=(), reading: str | None = None, rule: str | None = None) -> dict:
+    """One figure of the explanation (B1), after its name: ``step`` is the law's function, whose
+    rule, citation and reading it carries (``reading`` when an option or fact adds to it)."""
+    return {"value": value, "rule": rule or step.RULE, "cite": step.CITE, "reading": reading or step.READING,
             "inputs": inputs or {}, "parameters": parameters or {}, "depends_on": list(depends_on)}
 
 
 def decide(claim: Claim) -> Determination:
-    """Decide one claim (N.J.S.A. 52:27BBB-55 as RULES.md reads it)."""
+    """Decide one claim (N.J.S.A. 52:27BBB-55 as RULES.md reads it): a return of one location or,
+    with ``locations``, of several (L6)."""
     return decide_many([claim])[0]
 
 
+def _window_of(claim: Claim) -> tuple[str, str] | None:
+    """E4 across locations: the taxpayer's window when it is taken from the first listed
+    location (several locations and no ``earlier_credit_period_start``)."""
+    parts = claim.locations
+    if not claim.parts or claim.header.taxpayer.earlier_credit_period_start is not None:
+        return None
+    first = parts[0].header
+    y1 = year_one_first_month(first.location.operations_began, first.options)
+    return f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", parts[0].location_id
+
+
 def decide_many(claims: Sequence[Claim]) -> list[Determination]:
-    """Decide many claims: one columnar positions pass, then each claim's figures, presented."""
+    """Decide many claims: one columnar positions pass over every location, then each return's
+    figures (its locations under one room, L6), presented."""
     if not claims:
         return []
     cache: dict = {}
-    prepared = [prepare(c.header, c.source or c.header.taxpayer.id, cache) for c in claims]
-    frames = [with_constants(c.payroll, i, p.constants.columns) for i, (c, p) in enumerate(zip(claims, prepared))]
+    parts, returns = [], []
+    for c in claims:
+        window = _window_of(c)
+        first = len(parts)
+        for part in c.locations:
+            parts.append((part, prepare(part.header, part.location_id or c.source or part.header.taxpayer.id, cache, window)))
+        returns.append(range(first, len(parts)))
+    frames = [with_constants(c.payroll, i, p.constants.columns) for i, (c, p) in enumerate(parts)]
     rows = pl.concat(frames, how="vertical")
     classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
     per_month = monthly(classified.lazy()).collect()
     sums, measured = measured_sums(per_month), measured_months(per_month)
-    parts = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
-    return [present(p, figures(p, sums.get(i, NO_HOURS)), measured.get(i, {}), parts.get((i,))) for i, p in enumerate(prepared)]
+    emps = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    out = []
+    for c, codes in zip(claims, returns):
+        preps = [parts[i][1] for i in codes]
+        total, figs, pending_from = settle(preps, [measure(p, sums.get(i, NO_HOURS)) for p, i in zip(preps, codes)])
+        dets = [present(p, f, measured.get(i, {}), emps.get((i,))) for p, f, i in zip(preps, figs, codes)]
+        out.append(dets[0] if not c.parts else present_return(c, preps, figs, total, pending_from, dets))
+    return out
 
 
 def _fraction(num: int | None, den: int) -> Fraction | None:
@@ -286,22 +333,18 @@ def _cash(c: int | None) -> Decimal | None:
     return None if c is None else from_cents(c)
 
 
-def ledger_of(prep: Prepared, f: Figures) -> L.Ledger:
-    """A claim's figures as its ``Ledger`` (Form 313 Parts IV and V), in dollars."""
-    periods = []
-    for i, (p, r, ln) in enumerate(zip(prep.header.periods, f.rooms, f.lines)):
-        room = limits.Room(
-            from_cents(r.liability), r.cap is not None, _cash(r.cap), _cash(r.floor), _cash(r.above_floor),
-            from_cents(r.before), from_cents(r.after), from_cents(r.room))
-        periods.append(L.PeriodLine(
-            i, p.start, p.end, room, *(from_cents(x) for x in (ln.allowed, ln.applied, ln.refund, ln.forfeited, ln.carried_forward)),
-            origins=tuple(L.OriginLine(o[0], *(from_cents(x) for x in o[1:])) for o in ln.origins), pending=ln.pending, allows=ln.allows))
-    not_yet = {
-        y: {"amount": money(from_cents(f.credit[o])), "allowed_for_period_containing": getattr(prep.windows, y).end.isoformat()}
+def _not_yet(allowed_in, credit, w: Windows) -> dict:
+    """L1: the credits whose period of allowance is not among the periods given."""
+    return {
+        y: {"amount": money(from_cents(credit[o])), "allowed_for_period_containing": getattr(w, y).end.isoformat()}
         for o, y in enumerate(YEARS)
-        if f.allowed_in[o] is None and f.credit[o] is not None and f.credit[o] > 0
+        if allowed_in[o] is None and credit[o] is not None and credit[o] > 0
     }
-    return L.Ledger(tuple(periods), from_cents(f.refund), from_cents(f.carried_forward), not_yet, f.pending_from)
+
+
+def ledger_of(prep: Prepared, f: Figures) -> L.Ledger:
+    """A location's figures as its ``Ledger`` (Form 313 Parts IV and V)."""
+    return L.Ledger(prep.period_dates, f.rooms, f.lines, f.pending_from, _not_yet(f.allowed_in, f.credit, prep.windows))
 
 
 def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, undecided: list[str]) -> dict | None:
@@ -323,10 +366,10 @@ def present(
     employee_months: pl.DataFrame | None = None,
     explain: bool = True,
 ) -> Determination:
-    """One claim's ``Figures`` as a ``Determination`` (``measured``: its monthly sums by month),
-    with the explanation (B1) of each figure: its rule, citation, reading, parameters, inputs and
-    the figures it depends on. ``explain=False`` leaves the explanation out; which figures are
-    undecided (``pending``) is recorded either way."""
+    """One location's ``Figures`` as a ``Determination`` (``measured``: its monthly sums by
+    month), with the explanation (B1) of each figure: its rule, citation, reading (the law's
+    step's), parameters, inputs and the figures it depends on. ``explain=False`` leaves the
+    explanation out; which figures are undecided (``pending``) is recorded either way."""
     header, w, t = prep.header, prep.windows, prep.constants.thresholds
     opts = header.options
     tp = header.taxpayer
@@ -343,13 +386,12 @@ def present(
     # E1-E5 (a), (d)
     checks, eligible = prep.checks, prep.eligible
     note("eligible", False, lambda: _entry(
-        eligible, "E5", "N.J.S.A. 52:27BBB-55(a), (d)", "eligible when every condition holds; every failed condition is reported",
+        eligible, E.checks,
         {"checks": [c.to_dict() for c in checks], **E.operations_began_known(header.location.operations_began, header.location.operations_source)}))
 
     # W1-W3 (e)
     note("windows", False, lambda: _entry(
-        w.to_dict(), "W1-W3", "N.J.S.A. 52:27BBB-55(e)",
-        "credit year one: the twelve calendar months after the month operations began; year two the next twelve; base the twelve before",
+        w.to_dict(), windows,
         {"operations_began": header.location.operations_began.isoformat(), "operations_source": header.location.operations_source,
          "option year_one_start": opts.year_one_start}))
 
@@ -362,8 +404,7 @@ def present(
     averages = {name: _fraction(f.averages[k], f.den) for k, name in enumerate(PERIOD_NAMES)}
     for name in PERIOD_NAMES:
         note(f"average_positions.{name}", averages[name] is None, lambda: _entry(
-            exact_decimal(averages[name]) if averages[name] is not None else None, "P5", "N.J.S.A. 52:27BBB-55(e)",
-            "sum over the period's twelve months of (full-time positions + part-time hours / full-time hours), divided by 12",
+            exact_decimal(averages[name]) if averages[name] is not None else None, average,
             {"exact": exact(averages[name]), "period": name},  # its twelve months are added from `monthly` when presented
             t.trace, ["employee_months"]))
 
@@ -371,84 +412,31 @@ def present(
     new = {name: _fraction(f.new[o], f.den) for o, name in enumerate(YEARS)}
     for name in YEARS:
         note(f"new_positions.{name}", new[name] is None, lambda: _entry(
-            exact_decimal(new[name]) if new[name] is not None else None, "C1", "N.J.S.A. 52:27BBB-55(e)",
-            "the rise of the year's average over the base period's, not below zero" + (", rounded down to whole positions" if opts.whole_positions else ""),
+            exact_decimal(new[name]) if new[name] is not None else None, C.new_positions,
             {"exact": exact(new[name]), "option whole_positions": opts.whole_positions},
-            depends_on=[f"average_positions.{name}", "average_positions.base"]))
+            depends_on=[f"average_positions.{name}", "average_positions.base"],
+            reading=C.new_positions.READING + (C.WHOLE_POSITIONS if opts.whole_positions else "")))
 
     # C2 (a): the credit of each year (zero when not eligible, E5)
     credit = {name: _cash(f.credit[o]) for o, name in enumerate(YEARS)}
     for name in YEARS:
         par, amount = prep.amount(name)
         note(f"credit.{name}", credit[name] is None, lambda: _entry(
-            money(credit[name]) if credit[name] is not None else None, "C2", "N.J.S.A. 52:27BBB-55(a)",
-            f"${amount} for each new full-time position, rounded half-up to cents" + ("" if eligible else "; zero: the claim is not eligible (E5)"),
-            {"eligible": eligible}, {par.name: par.trace(getattr(w, name).start)}, [f"new_positions.{name}", "eligible"]))
+            money(credit[name]) if credit[name] is not None else None, C.potential_credit,
+            {"eligible": eligible}, {par.name: par.trace(getattr(w, name).start)}, [f"new_positions.{name}", "eligible"],
+            reading=C.potential_credit.READING.replace("{amount}", str(amount)) + ("" if eligible else C.NOT_ELIGIBLE)))
 
     # C3 (e): sustained effort ratio
     ratio = None if f.ratio is None else Fraction(*f.ratio)
     note("sustained_effort_ratio", ratio is None, lambda: _entry(
-        exact_decimal(ratio) if ratio is not None else None, "C3", "N.J.S.A. 52:27BBB-55(e)",
-        "year two's new positions / year one's, at most one; zero when year one has none",
+        exact_decimal(ratio) if ratio is not None else None, C.sustained_effort_ratio,
         {"exact": exact(ratio)}, depends_on=["new_positions.year_two", "new_positions.year_one"]))
 
-    # L2-L3 (b)(3): room of each period
     ledger = ledger_of(prep, f)
-    for i, (p, line) in enumerate(zip(header.periods, ledger.periods)):
-        r, mt = line.room, prep.minimum_taxes[i]
-        note(f"periods[{i}].room", False, lambda: _entry(
-            money(r.room), "L2" if prep.limited else "L3", limits.CITE,
-            "min(50% of liability, liability - max(minimum tax, AMA)) - other credits before this one, not below zero, rounded down to cents"
-            if prep.limited else "liability - other credits before this one, not below zero (no 50% limit or floor for this tax)",
-            {"liability": str(p.liability),
-             **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
-             "other_credits": [{"name": c.name, "amount": str(c.amount), "order": c.order} for c in p.other_credits]},
-            {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {}))
-
-    # L1, L4, L5, R1-R3 (b), (c)
-    cf = prep.constants.carryforward
-    for line in ledger.periods:
-        i = line.index
-        base = lambda: {"period": f"{line.start}..{line.end}", "pending": line.pending}  # noqa: E731
-        cash = lambda x: None if line.pending else money(x)  # noqa: E731
-        note(f"periods[{i}].allowed", line.pending, lambda: _entry(
-            cash(line.allowed), "L1", "N.J.S.A. 52:27BBB-55(b)(1)",
-            "a credit year's credit is allowed for the period in which or with which it ends",
-            {**base(), "allows": list(line.allows), "year_one_ends": w.year_one.end.isoformat(), "year_two_ends": w.year_two.end.isoformat()},
-            depends_on=[f"credit.{o}" for o in line.allows]))
-        note(f"periods[{i}].applied", line.pending, lambda: _entry(
-            cash(line.applied), "L4", "N.J.S.A. 52:27BBB-55(b)(2)",
-            "balances are used up to the room, year one's (the older) first",
-            {**base(), "origins": {o.origin: o.to_dict() for o in line.origins}}, depends_on=[f"periods[{i}].room", f"periods[{i}].allowed"]))
-        if "year_two" in line.allows:
-            note(f"periods[{i}].refund", line.pending, lambda: _entry(
-                cash(line.refund), "R1", "N.J.S.A. 52:27BBB-55(c)(2)",
-                "year one's balance left after this period's and earlier liabilities, times the sustained effort ratio, rounded half-up to cents, is an overpayment"
-                + ("" if opts.refund else "; option refund = false carries it forward instead (R3)"),
-                {**base(), "option refund": opts.refund,
-                 "year_one_balance_after_application": next((str(o.opening + o.allowed - o.applied) for o in line.origins if o.origin == "year_one"), "0.00"),
-                 "sustained_effort_ratio": exact(ratio)},
-                depends_on=[f"periods[{i}].applied", "sustained_effort_ratio"]))
-        note(f"periods[{i}].forfeited", line.pending, lambda: _entry(
-            cash(line.forfeited), "L5", "Form 313 instructions; N.J.S.A. 52:27BBB-55(b)(2)",
-            "what is left of a credit after the last period it may be used in is forfeited",
-            {**base(), "carryforward_periods": cf}, depends_on=[f"periods[{i}].applied"]))
-        note(f"periods[{i}].carried_forward", line.pending, lambda: _entry(
-            cash(line.carried_forward), "L4", "N.J.S.A. 52:27BBB-55(b)(2), (c)(2)",
-            "the balances left after application, refund and forfeiture carry to the next period",
-            base(), depends_on=[f"periods[{i}].applied", f"periods[{i}].refund", f"periods[{i}].forfeited"]))
-    warnings = list(prep.constants.warnings)
-    last = len(header.periods) - 1
-    totals_pending = ledger.pending_from is not None
-    if last >= 0:
-        note("refund", totals_pending, lambda: _entry(
-            None if totals_pending else money(ledger.refund), "R1", "N.J.S.A. 52:27BBB-55(c)(2)",
-            "the total refunded over the periods given", depends_on=[f"periods[{i}].refund" for i, ln in enumerate(ledger.periods) if "year_two" in ln.allows]))
-        note("carried_forward", totals_pending, lambda: _entry(
-            None if totals_pending else money(ledger.carried_forward), "L4", "N.J.S.A. 52:27BBB-55(b)(2)",
-            "the balance carried out of the last period given", depends_on=[f"periods[{last}].carried_forward"]))
-    else:
-        warnings.append("no periods given: the credit is computed but applied nowhere; add the privilege or reporting periods to apply it")
+    _trace_rooms(note, prep)
+    _trace_lines(note, prep, ledger, ratio)
+    warnings = list(prep.constants.warnings) + list(prep.notes)
+    _trace_totals(note, ledger, len(header.periods), warnings)
 
     pending = None
     if cut is not None:
@@ -464,3 +452,139 @@ def present(
         sustained_effort_ratio=ratio, ledger=ledger, pending=pending, warnings=tuple(warnings),
         explanation=tuple(trace), employee_months=employee_months,
     )
+
+
+def _trace_rooms(note, prep: Prepared) -> None:
+    """L2-L3 (b)(3): the room of each period of the return."""
+    header, w, opts = prep.header, prep.windows, prep.header.options
+    for i, (p, r) in enumerate(zip(header.periods, prep.rooms)):
+        mt = prep.minimum_taxes[i]
+        note(f"periods[{i}].room", False, lambda: _entry(
+            money(from_cents(r.room)), limits.room,
+            {"liability": str(p.liability),
+             **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
+             "other_credits": [_other_credit(c, x, opts.credit_order) for c, x in zip(p.other_credits, prep.placed[i])]},
+            {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {},
+            reading=limits.ROOM_LIMITED if prep.limited else limits.ROOM_UNLIMITED, rule="L2" if prep.limited else "L3"))
+
+
+def _other_credit(c, x: O.Placed, credit_order: str) -> dict:
+    """L2a: an other credit as the trace shows it: where it was placed, and why."""
+    how = {"given": "the order given in the claim stands (stated by the claimant or examiner)",
+           "form_313": O.FORM_313, "regulation": O.REGULATION}[x.basis]
+    return {"name": c.name, "amount": str(c.amount), "code": c.code, "order": x.order, "order_from": x.basis, "reading": how,
+            **({"listed": {"number": x.listed.number, "name": x.listed.name, "statute": x.listed.statute}} if x.listed else {}),
+            "option credit_order": credit_order, "rule": O.place.RULE, "cite": O.place.CITE}
+
+
+def _trace_lines(note, prep: Prepared, ledger: L.Ledger, ratio: Fraction | None, shares: list | None = None) -> None:
+    """L1, L4-L6, R1-R3 (b), (c): each period's movements. ``shares``: with several locations,
+    each period's lines of the locations (by id), how the room was shared."""
+    opts, w, cf = prep.header.options, prep.windows, prep.constants.carryforward
+    for i, ((start, end), line) in enumerate(zip(ledger.dates, ledger.lines)):
+        base = lambda: {"period": f"{start}..{end}", "pending": line.pending}  # noqa: E731
+        cash = lambda x: None if line.pending else money(from_cents(x))  # noqa: E731
+        note(f"periods[{i}].allowed", line.pending, lambda: _entry(
+            cash(line.allowed), L.allowed_in,
+            {**base(), "allows": list(line.allows), "year_one_ends": w.year_one.end.isoformat(), "year_two_ends": w.year_two.end.isoformat()},
+            depends_on=[f"credit.{o}" for o in line.allows]))
+        share = {} if shares is None else {"locations": {k: {"applied": cash(ln.applied), "origins": {o.origin: o.to_dict() for o in ln.origins}}
+                                                         for k, ln in shares[i]}, "option location_order": opts.location_order}
+        note(f"periods[{i}].applied", line.pending, lambda: _entry(
+            cash(line.applied), L.apply,
+            {**base(), "origins": {o.origin: o.to_dict() for o in line.origins}, **share}, depends_on=[f"periods[{i}].room", f"periods[{i}].allowed"],
+            reading=L.apply.READING + (L.APPLY_AS_LISTED if opts.location_order == "as_listed" else "")))
+        if "year_two" in line.allows:
+            y1 = next((o for o in line.origins if o.origin == "year_one"), None)
+            note(f"periods[{i}].refund", line.pending, lambda: _entry(
+                cash(line.refund), L.refund,
+                {**base(), "option refund": opts.refund,
+                 "year_one_balance_after_application": money(from_cents(y1.opening + y1.allowed - y1.applied)) if y1 else "0.00",
+                 **({"sustained_effort_ratio": exact(ratio)} if shares is None else {"locations": {k: cash(ln.refund) for k, ln in shares[i]}})},
+                depends_on=[f"periods[{i}].applied"] + (["sustained_effort_ratio"] if shares is None else []),
+                reading=L.refund.READING + ("" if opts.refund else L.REFUND_NOT_TAKEN)))
+        note(f"periods[{i}].forfeited", line.pending, lambda: _entry(
+            cash(line.forfeited), L.forfeit, {**base(), "carryforward_periods": cf}, depends_on=[f"periods[{i}].applied"]))
+        note(f"periods[{i}].carried_forward", line.pending, lambda: _entry(
+            cash(line.carried_forward), L.carried, base(),
+            depends_on=[f"periods[{i}].applied", *([f"periods[{i}].refund"] if "year_two" in line.allows else []), f"periods[{i}].forfeited"]))
+
+
+def _trace_totals(note, ledger: L.Ledger, n_periods: int, warnings: list[str]) -> None:
+    last = n_periods - 1
+    totals_pending = ledger.pending_from is not None
+    if last >= 0:
+        note("refund", totals_pending, lambda: _entry(
+            None if totals_pending else money(from_cents(ledger.refund)), L.refund,
+            depends_on=[f"periods[{i}].refund" for i, ln in enumerate(ledger.lines) if "year_two" in ln.allows],
+            reading="the total refunded over the periods given"))
+        note("carried_forward", totals_pending, lambda: _entry(
+            None if totals_pending else money(from_cents(ledger.carried_forward)), L.carried,
+            depends_on=[f"periods[{last}].carried_forward"], reading="the balance carried out of the last period given"))
+    else:
+        warnings.append("no periods given: the credit is computed but applied nowhere; add the privilege or reporting periods to apply it")
+
+
+def taxpayer_windows(claim: Claim, preps: Sequence[Prepared]) -> Windows:
+    """E4 across locations: the taxpayer's credit window, ``earlier_credit_period_start`` when
+    given, else the first listed location's."""
+    earlier = claim.header.taxpayer.earlier_credit_period_start
+    if earlier is None:
+        return preps[0].windows
+    y1 = int(earlier[:4]) * 12 + int(earlier[5:7]) - 1
+    return Windows(Window("base", y1 - 12), Window("year_one", y1), Window("year_two", y1 + 12))
+
+
+def present_return(
+    claim: Claim, preps: Sequence[Prepared], figs: Sequence[Figures], total: tuple[L.Line, ...], pending_from: int | None,
+    dets: Sequence[Determination], explain: bool = True,
+) -> Determination:
+    """A several-location return (L6) as a ``Determination``: the return's credit, periods and
+    totals, one room per period, with each location's determination under ``locations``."""
+    first = preps[0]
+    w = taxpayer_windows(claim, preps)
+    eligible = any(p.eligible for p in preps)
+    checks = () if eligible else tuple(c for p in preps for c in p.checks)
+    credit = {y: None if any(f.credit[o] is None for f in figs) else from_cents(sum(f.credit[o] for f in figs)) for o, y in enumerate(YEARS)}
+    not_yet: dict = {}
+    for p, f in zip(preps, figs):
+        for y, v in _not_yet(f.allowed_in, f.credit, p.windows).items():
+            prev = not_yet.get(y)
+            not_yet[y] = v if prev is None else {**prev, "amount": money(Decimal(prev["amount"]) + Decimal(v["amount"]))}
+    ledger = L.Ledger(first.period_dates, first.rooms, total, pending_from, not_yet)
+    trace: list[dict] = []
+    undecided: list[str] = []
+
+    def note(figure: str, missing: bool, entry) -> None:
+        if missing:
+            undecided.append(figure)
+        if explain:
+            trace.append({"figure": figure, **entry()})
+
+    ids = [d.claim_id for d in dets]
+    note("eligible", False, lambda: _entry(
+        eligible, E.checks, {"locations": {d.claim_id: d.eligible for d in dets}},
+        reading="the return is eligible when at least one of its locations is; each location is decided on its own conditions (E4: one window per taxpayer)"))
+    note("windows", False, lambda: _entry(
+        w.to_dict(), E.single_credit_period,
+        {"earlier_credit_period_start": claim.header.taxpayer.earlier_credit_period_start, "first_location": ids[0]},
+        reading="the taxpayer's credit window (E4): earlier_credit_period_start when given, else the first listed location's"))
+    for o, y in enumerate(YEARS):
+        note(f"credit.{y}", credit[y] is None, lambda: _entry(
+            None if credit[y] is None else money(credit[y]), C.potential_credit, {"locations": {d.claim_id: None if d.credit[y] is None else money(d.credit[y]) for d in dets}},
+            reading="the sum of the locations' credits, each measured at its location (C1-C3)"))
+    shares = [[(d.claim_id, f.lines[i]) for d, f in zip(dets, figs)] for i in range(len(total))]
+    _trace_rooms(note, first)
+    _trace_lines(note, first, ledger, None, shares)
+    warnings = sorted({m for d in dets for m in d.warnings})
+    _trace_totals(note, ledger, len(first.period_dates), warnings)
+    pending = None
+    if any(d.pending for d in dets) or undecided:
+        pending = {"as_of": claim.header.as_of.isoformat() if claim.header.as_of else None, "figures": undecided,
+                   "locations": {d.claim_id: d.pending for d in dets if d.pending},
+                   "reading": "months after as_of are unknown, not zero; figures that depend on them are left undecided"}
+    return Determination(
+        claim_id=claim.source or claim.header.taxpayer.id, taxpayer_id=claim.header.taxpayer.id, eligible=eligible, checks=checks,
+        windows=w, months=(), full_time_hours=first.constants.thresholds.full_time_hours,
+        averages=dict.fromkeys(PERIOD_NAMES), new_positions=dict.fromkeys(YEARS), credit=credit, sustained_effort_ratio=None,
+        ledger=ledger, pending=pending, warnings=tuple(warnings), explanation=tuple(trace), locations=tuple(dets))

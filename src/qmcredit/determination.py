@@ -20,7 +20,7 @@ from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
-from .money import exact_decimal, fraction_text, money
+from .money import exact_decimal, fraction_text, from_cents, money
 from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
@@ -49,6 +49,7 @@ class Determination:
     warnings: tuple[str, ...]
     explanation: tuple[dict, ...]           # empty when decided with explain=False
     employee_months: pl.DataFrame | None = None  # the classified rows of this claim (B1)
+    locations: tuple["Determination", ...] = ()  # a several-location return (L6): each location's, in the claim's order
 
     # -- presentation -------------------------------------------------------------------------
     def monthly_rows(self) -> list[dict]:
@@ -95,27 +96,25 @@ class Determination:
             out.append(row)
         return out
 
+    def period_rows(self, room: bool = True) -> list[dict]:
+        """FORMAT.md ``periods[]`` with ``detail`` (Form 313 Parts IV and V); ``room=False`` for a
+        location of a several-location return (the room is the return's)."""
+        cash = lambda c, line: None if line.pending else money(from_cents(c))  # noqa: E731
+        periods = []
+        for (start, end), r, line in zip(self.ledger.dates, self.ledger.rooms, self.ledger.lines):
+            p = {"start": start.isoformat(), "end": end.isoformat(), "allowed": cash(line.allowed, line)}
+            if room:
+                p["room"] = money(from_cents(r.room))
+            p.update({k: cash(getattr(line, k), line) for k in ("applied", "refund", "forfeited", "carried_forward")})
+            detail = {**(r.to_dict() if room else {}), "allows": list(line.allows), "pending": line.pending,
+                      "origins": {o.origin: o.to_dict() for o in line.origins}}
+            p["detail"] = detail
+            periods.append(p)
+        return periods
+
     def to_dict(self, explain: bool = True) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
         cash = lambda x: None if x is None else money(x)  # noqa: E731
-        periods = []
-        for line in self.ledger.periods:
-            p = {
-                "start": line.start.isoformat(), "end": line.end.isoformat(),
-                "allowed": None if line.pending else money(line.allowed),
-                "room": money(line.room.room),
-                "applied": None if line.pending else money(line.applied),
-                "refund": None if line.pending else money(line.refund),
-                "forfeited": None if line.pending else money(line.forfeited),
-                "carried_forward": None if line.pending else money(line.carried_forward),
-                "detail": {
-                    **line.room.to_dict(),
-                    "allows": list(line.allows),
-                    "pending": line.pending,
-                    "origins": {o.origin: o.to_dict() for o in line.origins},
-                },
-            }
-            periods.append(p)
         totals_pending = self.ledger.pending_from is not None
         out = {
             "format": FORMAT,
@@ -124,19 +123,24 @@ class Determination:
             "eligible": self.eligible,
             "ineligible_because": [{"rule": c.rule, "cite": c.cite, "message": c.message} for c in self.checks if not c.passed],
             "windows": self.windows.to_dict(),
-            "average_positions": {k: pos(v) for k, v in self.averages.items()},
-            "new_positions": {k: pos(v) for k, v in self.new_positions.items()},
+            "average_positions": None if self.locations else {k: pos(v) for k, v in self.averages.items()},
+            "new_positions": None if self.locations else {k: pos(v) for k, v in self.new_positions.items()},
             "credit": {k: cash(v) for k, v in self.credit.items()},
             "sustained_effort_ratio": pos(self.sustained_effort_ratio),
-            "periods": periods,
-            "refund": None if totals_pending else money(self.ledger.refund),
-            "carried_forward": None if totals_pending else money(self.ledger.carried_forward),
+            "periods": self.period_rows(),
+            "refund": None if totals_pending else money(from_cents(self.ledger.refund)),
+            "carried_forward": None if totals_pending else money(from_cents(self.ledger.carried_forward)),
             "not_yet_applied": self.ledger.not_yet_applied,
             "pending": self.pending,
             "warnings": list(self.warnings),
             "checks": [c.to_dict() for c in self.checks],
-            "monthly": self.monthly_rows(),
         }
+        if self.locations:
+            out["locations"] = [d.location_dict(explain) for d in self.locations]
+            if explain:
+                out["explanation"] = self.explanation_entries([])
+            return out
+        out["monthly"] = self.monthly_rows()
         if explain:
             out["explanation"] = [*self.explanation_entries(out["monthly"]), {
                 "figure": "employee_months", "rule": "B1", "cite": "N.J.S.A. 52:27BBB-55(d)",
@@ -145,6 +149,14 @@ class Determination:
                 "rows": self.employee_month_rows(),
             }]
         return out
+
+    def location_dict(self, explain: bool = True) -> dict:
+        """FORMAT.md ``locations[]``: one location of a several-location return, its share of the
+        return's periods (without the room, which is the return's)."""
+        d = self.to_dict(explain)
+        keep = ("eligible", "ineligible_because", "windows", "average_positions", "new_positions", "credit", "sustained_effort_ratio",
+                "refund", "carried_forward", "not_yet_applied", "pending", "warnings", "checks", "monthly", "explanation")
+        return {"id": self.claim_id, **{k: d[k] for k in keep if k in d}, "periods": self.period_rows(room=False)}
 
     def to_json(self, explain: bool = True, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(explain), indent=indent, ensure_ascii=False)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from .claim import Claim
 from .determination import Determination
+from .law.order import directors_list, place
 from .law.parameters import parameter
-from .money import exact_decimal, money
+from .money import exact_decimal, from_cents, money
 
 ORIGIN_LABEL = {"year_one": "Credit year one", "year_two": "Credit year two"}
 
@@ -20,8 +21,28 @@ def _yes(b: bool) -> str:
     return "Yes" if b else "No"
 
 
-def form313(claim: Claim, det: Determination) -> list[dict]:
-    """One dict per period of the claim, with the figures of Form 313 Parts I-V."""
+def line_16(claim: Claim, index: int, others: int = 0) -> list[dict]:
+    """Part IV line 16 of one period: the other credits taken before this one, by their names in
+    the Director's list where they are named there (L2a), and this credit of the taxpayer's other
+    locations (``others``, in cents: what they applied under the shared room, L6)."""
+    p = claim.header.periods[index]
+    out = []
+    for c in p.other_credits:
+        placed = place(c.code, c.name, c.order, claim.header.options.credit_order)
+        if placed.order == "before":
+            out.append({"name": placed.listed.name if placed.listed else c.name, "code": placed.listed.number if placed.listed else None,
+                        "amount": money(c.amount)})
+    if others:
+        dl = directors_list()
+        out.append({"name": f"{dl.credits[dl.this_credit - 1].name}, the taxpayer's other locations", "code": dl.this_credit,
+                    "amount": money(from_cents(others))})
+    return out
+
+
+def form313(claim: Claim, det: Determination, of: Determination | None = None) -> list[dict]:
+    """One dict per period of the claim, with the figures of Form 313 Parts I-V. ``of``: the
+    several-location return ``det`` (a location's) belongs to, whose other locations' credit
+    line 16 lists, so that the allowable credit is this location's under the shared room (L6)."""
     h = claim.header
     w = det.windows
     checks = {c.rule: c for c in det.checks}
@@ -51,34 +72,38 @@ def form313(claim: Claim, det: Determination) -> list[dict]:
         "new_positions_year_two": pos(det.new_positions["year_two"]),
     }
     out = []
-    for line in det.ledger.periods:
-        r = line.room
+    ledger = det.ledger
+    c = lambda x: None if x is None else money(from_cents(x))  # noqa: E731
+    for index, ((start, end), r, line) in enumerate(zip(ledger.dates, ledger.rooms, ledger.lines)):
+        others = 0 if of is None or line.pending else of.ledger.lines[index].applied - line.applied
         part3 = {
             "year_one": {"new_positions": part2["new_positions_year_one"], "amount_per_position": money(a1), "credit": cash(det.credit["year_one"])},
             "year_two": {"new_positions": part2["new_positions_year_two"], "amount_per_position": money(a2), "credit": cash(det.credit["year_two"])},
-            "allowed_this_period": None if line.pending else money(line.allowed),
+            "allowed_this_period": None if line.pending else c(line.allowed),
             "allows": list(line.allows),
         }
         part4 = {
-            "tax_liability": money(r.liability),
+            "tax_liability": c(r.liability),
             "limits_apply": r.limited,
-            "fifty_percent_of_liability": cash(r.cap),
-            "minimum_tax_floor": cash(r.floor),
-            "liability_less_floor": cash(r.above_floor),
-            "other_credits_before": money(r.other_before),
-            "other_credits_after": money(r.other_after),
-            "allowable_credit": money(r.room),
-            "credit_applied": None if line.pending else money(line.applied),
+            "fifty_percent_of_liability": c(r.cap),
+            "minimum_tax_floor": c(r.floor),
+            "liability_less_floor": c(r.above_floor),
+            "other_credits_before": c(r.other_before),
+            "other_credits_after": c(r.other_after),
+            "line_16": line_16(claim, index, others),
+            "other_locations_credit": c(others),
+            "allowable_credit": c(max(r.room - others, 0)),
+            "credit_applied": None if line.pending else c(line.applied),
         }
         part5 = [
-            {"origin": o.origin, "label": ORIGIN_LABEL[o.origin], "opening": money(o.opening), "allowed": money(o.allowed),
-             "applied": money(o.applied), "refund": money(o.refund), "forfeited": money(o.forfeited), "carryover": money(o.closing)}
+            {"origin": o.origin, "label": ORIGIN_LABEL[o.origin], "opening": c(o.opening), "allowed": c(o.allowed),
+             "applied": c(o.applied), "refund": c(o.refund), "forfeited": c(o.forfeited), "carryover": c(o.closing)}
             for o in line.origins
         ]
         out.append({
-            "index": line.index, "start": line.start.isoformat(), "end": line.end.isoformat(), "pending": line.pending,
+            "index": index, "start": start.isoformat(), "end": end.isoformat(), "pending": line.pending,
             "part_i": part1, "part_ii": part2, "part_iii": part3, "part_iv": part4, "part_v": part5,
-            "totals": {"refund": None if line.pending else money(line.refund), "forfeited": None if line.pending else money(line.forfeited),
-                       "carried_forward": None if line.pending else money(line.carried_forward)},
+            "totals": {"refund": None if line.pending else c(line.refund), "forfeited": None if line.pending else c(line.forfeited),
+                       "carried_forward": None if line.pending else c(line.carried_forward)},
         })
     return out

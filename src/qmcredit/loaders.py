@@ -91,27 +91,28 @@ def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str
     return read.table
 
 
-def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
-    """Embedded employees -> raw payroll rows, each row naming its JSON location."""
+def _employees_table(employees: Any, at: str = "") -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
+    """Embedded employees -> raw payroll rows, each row naming its JSON location (``at``: the
+    prefix of a location of a several-location claim, ``locations[1].``), and the people."""
     cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
     found: list[Problem] = []
     if not isinstance(employees, list):
-        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem("employees", "must be a list of employees")], None
+        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem(f"{at}employees", "must be a list of employees")], None
     seen: dict[str, int] = {}
     who: list[dict] = []
     for i, raw in enumerate(employees):
         try:
             emp = Employee.model_validate(raw)
         except ValidationError as e:
-            found += problems_from_validation(e, prefix=f"employees[{i}].")
+            found += problems_from_validation(e, prefix=f"{at}employees[{i}].")
             continue
         if emp.id in seen:
-            found.append(Problem(f"employees[{i}].id", f"{emp.id!r} is also employees[{seen[emp.id]}]; each employee once, with all months"))
+            found.append(Problem(f"{at}employees[{i}].id", f"{emp.id!r} is also employees[{seen[emp.id]}]; each employee once, with all months"))
             continue
         seen[emp.id] = i
         floats = [m for m, h in emp.hours.items() if isinstance(h, float)]
         for month in floats:
-            found.append(Problem(f"employees[{i}].hours.{month}", f"the binary float {emp.hours[month]!r}; give hours as a decimal"))
+            found.append(Problem(f"{at}employees[{i}].hours.{month}", f"the binary float {emp.hours[month]!r}; give hours as a decimal"))
         hours = {m: h for m, h in emp.hours.items() if not isinstance(h, float)} if floats else emp.hours
         n = len(hours)
         cols["employee_id"] += [emp.id] * n
@@ -120,9 +121,9 @@ def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem], pl.Da
         cols["basis"] += [emp.basis] * n
         cols["ownership_interest"] += ["true" if emp.ownership_interest else "false"] * n
         cols["owner_relation"] += [emp.owner_relation] * n
-        cols["source"] += [f"employees[{i}].hours.{m}" for m in hours]
+        cols["source"] += [f"{at}employees[{i}].hours.{m}" for m in hours]
         if emp.name or emp.ssn or emp.hired or emp.separated:
-            who.append({"employee_id": emp.id, "source": f"employees[{i}]", "name": emp.name, "ssn": emp.ssn,
+            who.append({"employee_id": emp.id, "source": f"{at}employees[{i}]", "name": emp.name, "ssn": emp.ssn,
                         "hired": emp.hired and emp.hired.isoformat(), "separated": emp.separated and emp.separated.isoformat()})
     table = pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols})
     # the people (FORMAT.md, "Who the employees are"): one row each
@@ -131,13 +132,22 @@ def _employees_table(employees: Any) -> tuple[pl.DataFrame, list[Problem], pl.Da
 
 @dataclass
 class _Parsed:
-    """A claim document read but not yet normalised (the payroll is still raw text)."""
+    """A claim document read but not yet normalised (the payroll is still raw text). A
+    several-location claim (L6) is read as one ``_Parsed`` per location, ``of`` naming its claim."""
 
     header: ClaimHeader | None
     raw: pl.DataFrame
     found: list[Problem]
     source: str | None
     people: pl.DataFrame | None = None
+    of: int = 0                        # the claim's number among those read together
+    whole: ClaimHeader | None = None   # a location's: its several-location claim's header
+    location_id: str | None = None
+    several: bool = False
+
+
+def _empty() -> pl.DataFrame:
+    return pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
 
 
 def _roster(settings: Settings, found: list[Problem]) -> pl.DataFrame | None:
@@ -172,24 +182,24 @@ def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.Data
         people = P.joined(people, roster_people)
     if "period_start" in raw.columns or "period_end" in raw.columns:
         if "month" in raw.columns:
-            found.append(Problem("payroll", "give each row's month or its pay period (period_start, period_end), not both (FORMAT.md)"))
+            found.append(Problem("payroll", "give each row's month or its pay period (period_start, period_end), not both (docs/format.md)"))
         how = header.options.pay_period_allocation if header is not None else "weekdays"
         raw, problems = pay_period_months(raw.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in ("period_start", "period_end") if c not in raw.columns), how)
         found += problems
     return raw, (people if not people.is_empty() else None)
 
 
-def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None, settings: Settings | None = None) -> _Parsed:
-    empty = pl.DataFrame(schema={c: pl.Utf8 for c in (*RAW_COLUMNS, "source")})
-    if not isinstance(doc, dict):
-        return _Parsed(None, empty, [Problem("claim", "must be a JSON object (see docs/format.md)")], source)
-    settings = settings or Settings()
-    header, found = validate_header({k: v for k, v in doc.items() if k != "employees"})
+def _payroll_of(doc: dict, payroll: pl.DataFrame | None, base_dir: Path | None, settings: Settings, header: ClaimHeader | None,
+                at: str = "") -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
+    """The raw monthly payroll rows of a claim, or of one location of a several-location claim
+    (``at``), its problems and its people: embedded ``employees``, or the table named by
+    ``payroll`` (read only from ``base_dir``, the folder a caller grants; never otherwise)."""
+    found: list[Problem] = []
     if "employees" in doc and (payroll is not None or doc.get("payroll")):
-        found.append(Problem("employees", "give either embedded employees or a payroll table, not both"))
+        found.append(Problem(f"{at}employees", "give either embedded employees or a payroll table, not both"))
     if payroll is None and isinstance(doc.get("payroll"), str) and doc["payroll"]:
         if base_dir is None:  # only a caller that grants a folder (the CLI's load_claim) lets a claim name a file
-            found.append(Problem("payroll", "names a payroll table file, which is read only from a claim file's folder; "
+            found.append(Problem(f"{at}payroll", "names a payroll table file, which is read only from a claim file's folder; "
                                             "give the table with the claim"))
         else:
             try:
@@ -198,18 +208,51 @@ def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source
                 found += read.problems
             except ClaimError as e:
                 found += e.problems
-    people = None
     if payroll is not None:
         raw, people = _payroll_rows(payroll, header, _roster(settings, found), found)
-    elif "employees" in doc:
-        raw, emp_problems, who = _employees_table(doc["employees"])
+        return raw, found, people
+    if "employees" in doc:
+        raw, emp_problems, who = _employees_table(doc["employees"], at)
         found += emp_problems
         raw, people = _payroll_rows(raw, header, _roster(settings, found), found, who)
-    else:
-        if not doc.get("payroll"):
-            found.append(Problem("employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))
-        raw = empty
-    return _Parsed(header, raw, found, source, people)
+        return raw, found, people
+    if not doc.get("payroll"):
+        found.append(Problem(f"{at}employees", "missing: give the employees with their hours, or name a payroll table in \"payroll\""))
+    return _empty(), found, None
+
+
+def _parse(doc: Any, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None, settings: Settings | None = None,
+           of: int = 0) -> list[_Parsed]:
+    if not isinstance(doc, dict):
+        return [_Parsed(None, _empty(), [Problem("claim", "must be a JSON object (see docs/format.md)")], source, of=of)]
+    settings = settings or Settings()
+    sites = doc.get("locations")
+    if isinstance(sites, list):
+        return _parse_sites(doc, sites, payroll, base_dir, source, settings, of)
+    header, found = validate_header({k: v for k, v in doc.items() if k != "employees"})
+    raw, more, people = _payroll_of(doc, payroll, base_dir, settings, header)
+    return [_Parsed(header, raw, found + more, source, people, of)]
+
+
+def _parse_sites(doc: dict, sites: list, payroll: pl.DataFrame | None, base_dir: Path | None, source: str | None,
+                 settings: Settings, of: int) -> list[_Parsed]:
+    """A several-location claim (L6): the header, then each location's own payroll."""
+    found: list[Problem] = []
+    if payroll is not None or "employees" in doc or doc.get("payroll"):
+        found.append(Problem("locations", "with several locations each location gives its own employees or payroll, not the claim"))
+    header, problems = validate_header({**doc, "locations": [
+        {k: v for k, v in site.items() if k != "employees"} if isinstance(site, dict) else site for site in sites]})
+    found += problems
+    out = []
+    for i, site in enumerate(sites):
+        part = header.part(header.locations[i]) if header is not None else None
+        raw, more, people = (_payroll_of(site, None, base_dir, settings, part, f"locations[{i}].") if isinstance(site, dict)
+                             else (_empty(), [], None))
+        out.append(_Parsed(part, raw, (found if i == 0 else []) + more, source, people, of, header,
+                           site.get("id") if isinstance(site, dict) else None, True))
+    if not out:
+        out.append(_Parsed(None, _empty(), found, source, None, of, None, None, True))
+    return out
 
 
 def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
@@ -239,7 +282,29 @@ def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
             out.append(ClaimError(grouped(found), p.source))
         else:
             rows = good.get((i,))
-            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source, p.people))
+            out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source, p.people, location_id=p.location_id))
+    return _claims(parsed, out)
+
+
+def _claims(parsed: list[_Parsed], results: list[Claim | ClaimError]) -> list[Claim | ClaimError]:
+    """The locations of each several-location claim gathered into its ``Claim`` (``parts``), or
+    into one ``ClaimError`` with every location's problems."""
+    out: list[Claim | ClaimError] = []
+    k = 0
+    while k < len(parsed):
+        p = parsed[k]
+        if not p.several:
+            out.append(results[k])
+            k += 1
+            continue
+        group = [j for j in range(k, len(parsed)) if parsed[j].several and parsed[j].of == p.of]
+        mine = [results[j] for j in group]
+        if p.whole is None or any(isinstance(r, ClaimError) for r in mine):
+            out.append(ClaimError([q for r in mine if isinstance(r, ClaimError) for q in r.problems], p.source))
+        else:
+            people = [r.people for r in mine if r.people is not None]
+            out.append(Claim(p.whole, pl.concat([r.payroll for r in mine]), p.source, pl.concat(people) if people else None, parts=tuple(mine)))
+        k = group[-1] + 1
     return out
 
 
@@ -255,7 +320,7 @@ def _kind(p: Problem) -> str:
 
 
 _ROW = re.compile(r"^(.*\b)(line|row) (\d+)$")
-_TABLE_ROW = re.compile(r"\b(line|row) \d+|^employees\[\d+\]\.hours\.")
+_TABLE_ROW = re.compile(r"\b(line|row) \d+|(^|\.)employees\[\d+\]\.hours\.")
 
 
 def _rows_text(locations: list[str]) -> str:
@@ -294,7 +359,7 @@ def claims_from_docs(docs: list[tuple[Any, Path | None, str | None]], settings: 
     """Validate many claim documents (doc, base_dir, source) at once; each result is a ``Claim``
     or the ``ClaimError`` listing all of that claim's problems. ``settings``: how to read the
     payroll tables they name (a mapping, a roster)."""
-    return _finish([_parse(doc, None, base_dir, source, settings) for doc, base_dir, source in docs])
+    return _finish([x for i, (doc, base_dir, source) in enumerate(docs) for x in _parse(doc, None, base_dir, source, settings, i)])
 
 
 def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: Path | None = None, source: str | None = None,
@@ -302,7 +367,7 @@ def claim_from_dict(doc: Any, *, payroll: pl.DataFrame | None = None, base_dir: 
     """Validate a claim document (parsed with Decimal numbers) into a ``Claim``. A ``payroll`` file
     the document names is read only when ``base_dir`` is given: the folder it is read from (a
     relative name is taken from there); without it no file is opened."""
-    (result,) = _finish([_parse(doc, payroll, base_dir, source, settings)])
+    (result,) = _finish(_parse(doc, payroll, base_dir, source, settings))
     if isinstance(result, ClaimError):
         raise result
     return result

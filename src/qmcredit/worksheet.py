@@ -21,7 +21,33 @@ def _v(x) -> str:
     return "pending" if x is None else str(x)
 
 
-def worksheet(claim: Claim, det: Determination) -> Group:
+def return_worksheet(claim: Claim, det: Determination) -> Group:
+    """A several-location return (L6): how the room of each period was shared, then each
+    location's worksheet with its share."""
+    h, d = claim.header, det.to_dict(explain=False)
+    parts = [Panel(
+        f"{len(det.locations)} locations; credit window (E4) {d['windows']['year_one']['start']} to {d['windows']['year_two']['end']}\n"
+        f"Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]    Refund: {_v(d['refund'])}    Carried forward: {_v(d['carried_forward'])}",
+        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {h.taxpayer.name or h.taxpayer.id} ({h.taxpayer.id}): one return", expand=False)]
+    t = Table(title=f"One room per period, shared among the locations (L6, location_order = {h.options.location_order})")
+    t.add_column("period")
+    t.add_column("room", justify="right")
+    for loc in det.locations:
+        t.add_column(f"{loc.claim_id} applied", justify="right")
+    t.add_column("applied", justify="right")
+    locs = [x["periods"] for x in d["locations"]]
+    for k, p in enumerate(d["periods"]):
+        t.add_row(f"{p['start']} to {p['end']}", p["room"], *(_v(lp[k]["applied"]) for lp in locs), _v(p["applied"]))
+    parts.append(t)
+    for part, loc in zip(claim.parts, det.locations):
+        parts.append(worksheet(part, loc, det))
+    return Group(*parts)
+
+
+def worksheet(claim: Claim, det: Determination, of: Determination | None = None) -> Group:
+    """The worksheet of a one-location claim, or of one location of the return ``of``."""
+    if det.locations:
+        return return_worksheet(claim, det)
     h = claim.header
     d = det.to_dict(explain=False)
     parts = []
@@ -31,7 +57,7 @@ def worksheet(claim: Claim, det: Determination) -> Group:
         f"Tax: {h.taxpayer.tax}    Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]"
         + (f"\n{f'as of {h.as_of}: ' if h.as_of else ''}pending {', '.join(d['pending']['figures'])}" if d["pending"] else "")
         + "".join(f"\nmissing: the period containing {m['containing']} (V2)" for m in (d["pending"] or {}).get("missing_periods", [])),
-        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {title}", expand=False,
+        title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {title}" + (f" - location {det.claim_id}" if of else ""), expand=False,
     ))
     t = Table(title="Eligibility (E1-E5)")
     for col in ("rule", "cite", "condition", "result"):
@@ -66,7 +92,7 @@ def worksheet(claim: Claim, det: Determination) -> Group:
     t.caption = f"Sustained effort ratio (C3): {_v(d['sustained_effort_ratio'])}"
     parts.append(t)
 
-    for f in form313(claim, det):
+    for f in form313(claim, det, of):
         p4, p3 = f["part_iv"], f["part_iii"]
         t = Table(title=f"Form 313 - period {f['start']} to {f['end']}" + (" (pending)" if f["pending"] else ""), show_header=False)
         t.add_column("line")
@@ -80,6 +106,8 @@ def worksheet(claim: Claim, det: Determination) -> Group:
         else:
             t.add_row("  12-15 limits (L3)", "none for this tax")
         t.add_row("  16 credits taken on the return before this one (L2a)", p4["other_credits_before"])
+        for c in p4["line_16"]:
+            t.add_row(f"    {c['name']}" + (f" ({c['code']})" if c["code"] else ""), c["amount"])
         t.add_row("  17 allowable credit (room)", p4["allowable_credit"])
         t.add_row("  18 credit applied", _v(p4["credit_applied"]))
         for o in f["part_v"]:

@@ -11,10 +11,14 @@ import pytest
 
 import qmcredit
 
-from .conftest import EXAMPLES, example
+from .conftest import EXAMPLES, example, variant
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.claim.json")), ids=lambda p: p.name[:2])
+ONE_LOCATION = [p for p in sorted(EXAMPLES.glob("*.claim.json")) if '"locations"' not in p.read_text()]
+
+
+# several-location examples (07) are filed one claim per location: tests/service/test_ledger_return.py
+@pytest.mark.parametrize("path", ONE_LOCATION, ids=lambda p: p.name[:2])
 def test_posted_claim_gets_the_cli_determination(office, path):
     table = json.loads(path.read_bytes()).get("payroll")
     if table:  # an example with its payroll table beside it: uploaded with it
@@ -34,6 +38,14 @@ def test_posted_claim_gets_the_cli_determination(office, path):
     again = office.client.get(f"/api/v1/claims/{posted['id']}?explain=true", headers=office.auth("preparer"))
     assert again.status_code == 200
     assert again.json() == posted
+
+
+def test_a_claim_of_several_locations_is_refused_naming_locations(office):
+    """L6: the office files one location per claim (its return is the taxpayer's claims)."""
+    path = next(EXAMPLES.glob("07*.claim.json"))
+    r = office.client.post("/api/v1/claims", content=path.read_bytes(), headers={**office.auth("preparer"), "content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "locations" in r.text and "one location per claim" in r.text
 
 
 def test_same_determination_as_the_cli_process(office):
@@ -74,8 +86,10 @@ def test_payroll_uploads_in_every_format_agree(office, tmp_path):
     df.write_parquet(tmp_path / "p.parquet")
     files["payroll.parquet"] = (tmp_path / "p.parquet").read_bytes()
     files["payroll.xlsx"] = _xlsx(rows, tmp_path / "p.xlsx")
-    embedded = office.client.post("/api/v1/claims", content=example("03"), headers=office.auth("preparer")).json()
-    for name, content in files.items():
+    # each filing under its own taxpayer (a refiling would be refused, 409); the last under example 03's
+    embedded = office.client.post("/api/v1/claims", content=variant("03", ein="22-9000099"), headers=office.auth("preparer")).json()
+    for i, (name, content) in enumerate(files.items()):
+        header = json.dumps(doc | {"taxpayer": doc["taxpayer"] | {"id": f"22-90000{i:02d}"}}) if i < len(files) - 1 else json.dumps(doc)
         r = office.client.post("/api/v1/claims", data={"claim": header}, files={"payroll": (name, content)},
                                headers=office.auth("preparer"))
         assert r.status_code == 201, (name, r.text)

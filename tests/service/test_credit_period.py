@@ -118,9 +118,11 @@ def test_an_amendment_moves_the_window_only_when_no_other_claim_holds_it(office)
     assert tp["year_one_start"] == "2004-06-01"
     second = office.client.post("/api/v1/claims", content=variant("01", operations_began="2004-05-02", address="2 Annex"), headers=h)
     assert second.status_code == 201
+    # L6 (issue 12): the second location's filing recomputed the first's share, its revision 3
+    assert office.client.get(f"/api/v1/claims/{first['id']}", headers=h).json()["revision"] == 3
     again = office.client.put(f"/api/v1/claims/{first['id']}", content=example("01"), headers=h)
     assert again.status_code == 409 and "E4" in again.json()["problems"][0]["message"]
-    assert office.client.get(f"/api/v1/claims/{first['id']}", headers=h).json()["revision"] == 2
+    assert office.client.get(f"/api/v1/claims/{first['id']}", headers=h).json()["revision"] == 3  # the refusal made none
 
 
 def test_a_window_no_eligible_claim_holds_can_be_taken_again(office):

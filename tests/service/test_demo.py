@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import typer
 from typer.testing import CliRunner
 
@@ -20,7 +22,9 @@ def test_seed_files_every_example_once(tmp_path):
     again = seed(Database(url))
     assert again.filed == [] and set(again.tokens) == {"preparer", "preparer2", "examiner", "auditor"}
     claims = office.client.get("/api/v1/claims", headers={"Authorization": f"Bearer {again.tokens['auditor']}"}).json()
-    assert len(claims) == len(first.filed) and {c["state"] for c in claims} == {"submitted"}
+    # a several-location example (07) is filed as one claim per location (RULES.md L6, issue 12)
+    locations = sum(len(json.loads(p.read_text()).get("locations") or [None]) for p in example_files())
+    assert len(claims) == locations and {c["state"] for c in claims} == {"submitted"}
 
 
 def test_serve_is_a_typer_command_with_help():

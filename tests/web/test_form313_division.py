@@ -46,7 +46,7 @@ def test_the_lines_are_the_divisions_and_no_others(name, tmp_path):
     """Parts I-V with the form's numbers only: no 6a-6c, 19, 20, no checks table, no averages; Part V's
     rows are lines 1, 2(a)-(f), 3 and line 4, each once."""
     claim, det = decided(name)
-    for i in range(len(det.ledger.periods)):
+    for i in range(len(det.ledger.dates)):
         f = form_for_period(claim, det, i)
         assert [p.number for p in f.parts] == ["I", "II", "III", "IV", "V"]
         for part in f.parts:

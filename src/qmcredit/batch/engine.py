@@ -64,6 +64,7 @@ class PayrollSource:
     rows: tuple[int, int] | None = None
     claims: ClaimRange | None = None  # with ``rows``: the claim ids those rows must hold
     coded: bool = False  # text columns of the table itself, if Parquet, read as codes (``read``)
+    joined: tuple[tuple[str, str], ...] = ()  # with ``bucket``: claims hashed by their return's first claim (``returns``)
 
     def read(self) -> tuple[pl.DataFrame, Coded]:
         """The rows, and the columns read as codes (``tables.read_coded``, when ``coded``)."""
@@ -76,7 +77,7 @@ class PayrollSource:
     def scan(self) -> pl.LazyFrame:
         if not self.partitioned:  # claim ids are stripped by ``read_rows``, or here to find their bucket
             rows = scan_payroll(Path(self.path), self.rows, strip=self.bucket is not None)
-            return rows if self.bucket is None else rows.filter(bucket(self.bucket[1]) == self.bucket[0])
+            return rows if self.bucket is None else rows.filter(bucket(self.bucket[1], self.joined) == self.bucket[0])
         if not self.path:  # no payroll row hashed to this partition
             return pl.LazyFrame(schema={"_line": pl.UInt32, **{c: pl.Utf8 for c in PAYROLL_COLUMNS}})
         return pl.scan_parquet(self.path)
@@ -186,8 +187,24 @@ def payroll_rows(payroll: Path) -> int:
     return pl.scan_parquet(payroll).select(pl.len()).collect().item()
 
 
-def bucket(n: int) -> pl.Expr:
-    return (pl.col("claim_id").hash(seed=_HASH_SEED) % n).cast(pl.Int32).alias("_bucket")
+def bucket(n: int, joined: tuple[tuple[str, str], ...] = ()) -> pl.Expr:
+    """A claim's partition of ``n`` by hash; the claims of one return (``joined``: claim id and its
+    return's first claim id) by their first claim's, so that a return is decided in one partition."""
+    cid = pl.col("claim_id")
+    if joined:
+        cid = cid.replace([a for a, _ in joined], [b for _, b in joined])
+    return (cid.hash(seed=_HASH_SEED) % n).cast(pl.Int32).alias("_bucket")
+
+
+def returns(table: pl.DataFrame) -> tuple[tuple[str, str], ...]:
+    """L6: the claims-table rows sharing a taxpayer are one return. Each such claim id (after the
+    first of its taxpayer, in table order) with its return's first claim id."""
+    if "taxpayer_id" not in table.columns:
+        return ()
+    rows = table.select("claim_id", pl.col("taxpayer_id").str.strip_chars()).filter(pl.col("claim_id").is_not_null() & (pl.col("claim_id") != "")
+                                                          & pl.col("taxpayer_id").is_not_null() & (pl.col("taxpayer_id") != ""))
+    firsts = rows.with_columns(pl.col("claim_id").first().over("taxpayer_id").alias("first"))
+    return tuple(firsts.filter(pl.col("claim_id") != pl.col("first")).select("claim_id", "first").iter_rows())
 
 
 @dataclass(frozen=True)
@@ -264,10 +281,10 @@ def _cut(ids: pl.LazyFrame, rows: int, at: int) -> tuple[int, str] | None:
     return None
 
 
-def split_payroll(payroll: Path, n: int, workdir: Path) -> list[PayrollSource]:
+def split_payroll(payroll: Path, n: int, workdir: Path, joined: tuple[tuple[str, str], ...] = ()) -> list[PayrollSource]:
     """One streaming pass: the payroll rows, as text with their line numbers, written into ``n``
-    Parquet partitions by claim hash (all rows of a claim land in one)."""
-    scan_payroll(payroll).with_columns(bucket(n)).sink_parquet(
+    Parquet partitions by claim hash (all rows of a claim, and of a return, land in one)."""
+    scan_payroll(payroll).with_columns(bucket(n, joined)).sink_parquet(
         pl.PartitionBy(workdir, key="_bucket", include_key=False), mkdir=True, engine="streaming",
     )
     out = []
@@ -334,7 +351,8 @@ def _run(
     try:
         # At least four runs a process, so that the processes finish together.
         run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
-        ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local else None
+        joined = returns(table)  # L6: a return's claims are decided together, in one partition by hash
+        ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local and not joined else None
         results = None
         if ranges is not None:  # each partition reads its own rows: no split pass
             highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
@@ -351,10 +369,10 @@ def _run(
             if n == 1:
                 sources = [PayrollSource(str(payroll), payroll.name, False, coded=rows >= CODES_FROM_ROWS)]
             elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
-                sources = [PayrollSource(str(payroll), payroll.name, False, (k, n)) for k in range(n)]
+                sources = [PayrollSource(str(payroll), payroll.name, False, (k, n), joined=joined) for k in range(n)]
             else:
-                sources = split_payroll(payroll, n, scratch / "payroll")
-            parts = _parts(table, ptable, bucket(n), n)
+                sources = split_payroll(payroll, n, scratch / "payroll", joined)
+            parts = _parts(table, ptable, bucket(n, joined), n)
             args = [(*parts[k], src, jsonl) for k, src in enumerate(sources)]
             results = _decide_all(mapper, args, on_progress)
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")

@@ -22,7 +22,9 @@ from datetime import date
 
 import polars as pl
 from ..claim import ClaimHeader, validate_header
-from ..core import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_months, measured_sums, prepare, present
+from ..core import NO_HOURS, Prepared, cached_constants, measured_months, measured_sums, prepare, present, settle
+from ..core import measure as measure_claim
+from ..law.windows import year_one_first_month
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
@@ -72,7 +74,39 @@ def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[st
 _EPOCH = date(1970, 1, 1).toordinal()
 
 
-def key_figures(prepared: list[Prepared], figs: list[Figures]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def return_members(claims: pl.DataFrame, ids: list[str]) -> dict[str, list[str]]:
+    """L6: the claims of each taxpayer with several claims-table rows, in table order: one return."""
+    if "taxpayer_id" not in claims.columns:
+        return {}
+    known = set(ids)
+    found: dict[str, list[str]] = {}
+    for cid, tp in claims.select("claim_id", pl.col("taxpayer_id").str.strip_chars()).iter_rows():
+        if cid in known and tp:
+            found.setdefault(tp, []).append(cid)
+    return {tp: cids for tp, cids in found.items() if len(cids) > 1}
+
+
+def disagreeing(members: dict[str, list[str]], valid: dict[str, ClaimHeader], invalid: dict[str, list[Problem]]) -> None:
+    """L6: the claims of one return must agree on what is the return's (taxpayer, periods,
+    options, as_of); when they do not, every claim of the return is refused naming the others."""
+    for tp, cids in members.items():
+        heads = [(cid, valid[cid]) for cid in cids if cid in valid]
+        if not heads:
+            continue
+        first_id, first = heads[0]
+        for what in ("taxpayer", "periods", "options", "as_of"):
+            differ = [cid for cid, h in heads[1:] if getattr(h, what) != getattr(first, what)]
+            if differ:
+                message = (f"the claims {', '.join(cids)} of taxpayer {tp!r} are one return (L6), but {', '.join(differ)} "
+                           f"disagree(s) with {first_id} on {what}: give every row of one taxpayer the same taxpayer fields, periods, "
+                           "options and as_of (docs/batch.md, Returns)")
+                for cid in cids:
+                    invalid.setdefault(cid, []).append(Problem(what, message))
+                    valid.pop(cid, None)
+                break
+
+
+def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
     text), written column by column (``money_text``, ``exact_decimal_text``) from each claim's
     ``Figures``."""
@@ -151,6 +185,35 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str) -> tuple[pl.Data
     return monthly(classify(typed.lazy().with_columns(per_claim(c).alias(c) for c in CLAIM_COLUMNS))).collect(), bad
 
 
+def _windows(members: dict[str, list[str]], valid: dict[str, ClaimHeader]) -> dict[str, tuple[str, str]]:
+    """E4 across locations: the taxpayer's window for each claim of a return after its first,
+    when the taxpayer gives no ``earlier_credit_period_start`` (the first claim's credit year one)."""
+    out = {}
+    for cids in members.values():
+        if not all(cid in valid for cid in cids) or valid[cids[0]].taxpayer.earlier_credit_period_start is not None:
+            continue
+        first = valid[cids[0]]
+        y1 = year_one_first_month(first.location.operations_began, first.options)
+        for cid in cids:
+            out[cid] = (f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", cids[0])
+    return out
+
+
+def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str]]) -> list:
+    """L4-L6, R1-R3 of each decided claim: alone, or with the other claims of its return."""
+    place = {p.claim_id: k for k, p in enumerate(chosen)}
+    figs: list = [None] * len(chosen)
+    for cids in members.values():
+        ks = [place[cid] for cid in cids if cid in place]
+        if len(ks) == len(cids):
+            for k, f in zip(ks, settle([chosen[k] for k in ks], [measured[k] for k in ks])[1]):
+                figs[k] = f
+    for k, (p, m) in enumerate(zip(chosen, measured)):
+        if figs[k] is None:
+            figs[k] = settle([p], [m])[1][0]
+    return figs
+
+
 def decide_partition(
     claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, ids: list[str], reading: Future,
 ) -> PartitionResult:
@@ -161,6 +224,9 @@ def decide_partition(
     # the headers are validated, and measured while the headers are prepared.
     with ThreadPoolExecutor(max_workers=1) as polars_thread:
         valid, invalid = headers(claims, periods)
+        members = return_members(claims, ids)
+        disagreeing(members, valid, invalid)
+        window_of = _windows(members, valid)
         cache: dict = {}
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         for cid in ids:
@@ -181,7 +247,7 @@ def decide_partition(
         unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
         for cid, header in valid.items():
             try:
-                prepared[cid] = prepare(header, cid, cache)
+                prepared[cid] = prepare(header, cid, cache, window_of.get(cid))
             except ClaimError as e:
                 unprepared[cid] = e.problems
         per_month, bad = measuring.result()
@@ -189,10 +255,17 @@ def decide_partition(
     found: dict[int, list[Problem]] = {}
     for code, source, message in bad.iter_rows():
         found.setdefault(code, []).append(Problem(source, message))
+    problems_of = {cid: invalid.get(cid, []) + found.get(code, []) or unprepared.get(cid, []) for code, cid in enumerate(ids)}
+    for tp, cids in members.items():  # L6: a return is decided with all its locations or not at all
+        bad_ones = [cid for cid in cids if problems_of[cid]]
+        for cid in cids:
+            if bad_ones and not problems_of[cid]:
+                problems_of[cid] = [Problem("claim_id", f"{', '.join(bad_ones)} of the same return (taxpayer {tp!r}, L6) cannot be decided; "
+                                                        "a return is decided with all its locations: correct it, and this claim is decided with it")]
     invalid_rows, lines = [], []
     decided: list[int] = []
     for code, cid in enumerate(ids):
-        problems = invalid.get(cid, []) + found.get(code, []) or unprepared.get(cid, [])
+        problems = problems_of[cid]
         if problems:
             header = valid.get(cid)
             invalid_rows.append(invalid_row(cid, header.taxpayer.id if header else None, problems))
@@ -202,7 +275,7 @@ def decide_partition(
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
     sums = measured_sums(per_month)
-    figs = [figures(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
+    figs = _settled(chosen, [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)], members)
     claim_rows, ledger_rows = key_figures(chosen, figs)
     if jsonl and decided:
         measured = measured_months(per_month)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from .parameters import qualified_municipalities
+from .rule import rule
 from .windows import Windows
 
 TAXES = ("cbt", "insurance_premiums")
@@ -63,13 +64,20 @@ def no_uez_benefit(uez_benefit: bool) -> Check:
     )
 
 
-def single_credit_period(earlier_start: str | None, windows: Windows) -> Check:
+@rule("E4", "N.J.S.A. 52:27BBB-55(d)", "one continuous 24-month credit period per taxpayer; with several locations, "
+      "every location's credit year one starts on the taxpayer's window, else that location fails alone")
+def single_credit_period(earlier_start: str | None, windows: Windows, window_of: str | None = None) -> Check:
     """E4 (d): one continuous 24-month credit period in the taxpayer's life; a claim for the same
-    period (a recomputation) stays eligible."""
+    period (a recomputation) stays eligible. With several locations (L6) the window is the
+    taxpayer's: ``earlier_start``, else the first listed location's (``window_of`` names it)."""
     this = windows.year_one.start.strftime("%Y-%m")
     ok = earlier_start is None or earlier_start == this
     if earlier_start is None:
         msg = "no earlier credit period"
+    elif window_of is not None:
+        msg = (f"credit year one starts {this}, the taxpayer's credit window (that of its first listed location {window_of!r})" if ok else
+               f"the taxpayer's credit window starts {earlier_start} (its first listed location {window_of!r}); this location's credit year one starts {this}: "
+               "one taxpayer has one 24-month credit period, so every location's credit year one must start on the same month")
     elif ok:
         msg = f"the earlier credit period starting {earlier_start} is this one (a recomputation)"
     else:
@@ -85,11 +93,12 @@ def operations_began_known(operations_began: date, source: str) -> dict:
     return {"operations_began": operations_began.isoformat(), "operations_source": source or "(not given)"}
 
 
-def checks(tax: str, municipality: str, uez_benefit: bool, earlier_start: str | None, windows: Windows) -> tuple[Check, ...]:
+@rule("E5", "N.J.S.A. 52:27BBB-55(a), (d)", "eligible when every condition holds; every failed condition is reported")
+def checks(tax: str, municipality: str, uez_benefit: bool, earlier_start: str | None, windows: Windows, window_of: str | None = None) -> tuple[Check, ...]:
     """E5: every condition is checked, and every failure is reported, not only the first."""
     return (
         taxpayer_pays_eligible_tax(tax),
         location_in_qualified_municipality(municipality),
         no_uez_benefit(uez_benefit),
-        single_credit_period(earlier_start, windows),
+        single_credit_period(earlier_start, windows, window_of),
     )

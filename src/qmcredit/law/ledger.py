@@ -1,35 +1,40 @@
-"""L1, L4, L5 and R1-R3, N.J.S.A. 52:27BBB-55(b) and (c): when the credit is allowed, how it is
-used, carried forward, forfeited and refunded across the taxpayer's periods.
+"""L1, L4-L6 and R1-R3, N.J.S.A. 52:27BBB-55(b) and (c): when the credit is allowed, how it is
+used under the return's room, carried forward, forfeited and refunded across the taxpayer's periods.
 
 > b.(1) The credit ... for credit year one shall be allowed for the privilege period or reporting
 > period in which or with which credit year one ends; ... for credit year two ... in which or with
 > which credit year two ends.
 > (2) An unused credit may be carried forward, if necessary, for use in the privilege periods or
 > reporting periods following the privilege period or reporting period for which the credit is allowed.
+> (3) The amount of the credit applied under this section ... for a privilege period ... shall not
+> exceed 50% of the tax liability otherwise due ...
 > c.(2) That amount of the credit received for credit year one remaining, if any, after the
 > liabilities for the privilege period or reporting period in which or with which credit year two
 > ends and for any prior period have been satisfied, multiplied by the sustained effort ratio,
 > shall be an overpayment ...; that amount ... that is not an overpayment ... may be carried forward.
 
-``run`` works in whole cents; ``Ledger``, ``PeriodLine`` and ``OriginLine`` are its lines in
-dollars, as a determination presents them (Form 313 Parts IV and V).
+One named step per calculation (``allowed_in``, ``apply``, ``refund``, ``forfeit``, ``carried``),
+each with its reading (``law.rule``); ``run`` takes them through the periods for every location
+of one return (L6: one room per period, whatever the number of locations). All in whole cents.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal
 from typing import NamedTuple
 
+from ..money import from_cents, money
 from .limits import Room
+from .rule import rule
 
 ORIGINS = ("year_one", "year_two")
+CITE_B2 = "N.J.S.A. 52:27BBB-55(b)(2)"
 
 
-def period_of_allowance(ends: date, periods: list[tuple[date, date]]) -> int | None:
-    """L1 (b)(1): the period whose dates contain the last day of the credit year ("in which or with
-    which" it ends); None when that period is not among those given."""
+@rule("L1", "N.J.S.A. 52:27BBB-55(b)(1)", "a credit year's credit is allowed for the period in which or with which it ends")
+def allowed_in(ends: date, periods: list[tuple[date, date]]) -> int | None:
+    """L1 (b)(1): the period whose dates contain the last day of the credit year; None when that
+    period is not among those given."""
     for i, (start, end) in enumerate(periods):
         if start <= ends <= end:
             return i
@@ -44,9 +49,73 @@ def year_one_period_missing(allowed_in: tuple[int | None, int | None], credits: 
     return allowed_in[0] is None and allowed_in[1] is not None and credits[0] != 0
 
 
+@rule("L4", CITE_B2, "balances are used up to the return's room, year one's (the older) first; among locations "
+      "with balances of the same year of origin the room is shared in proportion to them, cents by largest remainder, "
+      "ties to the location listed first (L6)")
+def apply(room: int, balances: list[int], as_listed: bool) -> list[int]:
+    """L4, L6 (b)(2)-(3): what each balance of one year of origin takes of ``room``: all of them
+    when they fit; else ``room`` shared in proportion to the balances (cents by largest remainder,
+    ties to the earlier), or with option ``location_order = "as_listed"`` each in full in turn."""
+    total = sum(balances)
+    if total <= room:
+        return list(balances)
+    if as_listed:
+        out, left = [], room
+        for b in balances:
+            out.append(min(b, left))
+            left -= out[-1]
+        return out
+    shares = [room * b // total for b in balances]
+    rest = room - sum(shares)
+    for k in sorted(range(len(balances)), key=lambda k: (-(room * balances[k] % total), k))[:rest]:
+        shares[k] += 1
+    return shares
+
+
+APPLY_AS_LISTED = "; option location_order = \"as_listed\": within a year of origin, each location's balance in full before the next one's"
+
+
+@rule("R1", "N.J.S.A. 52:27BBB-55(c)(2)", "year one's balance left after this period's and earlier liabilities, times "
+      "the sustained effort ratio, rounded half-up to cents, is an overpayment (R1a: each location's own balance and ratio)")
+def refund(balance: int, ratio: tuple[int, int] | None) -> int:
+    """R1, R1a (c)(2): a location's year-one balance after application times its sustained effort
+    ratio, rounded half-up to cents."""
+    num, den = ratio if ratio is not None else (0, 1)
+    return min((2 * balance * num + den) // (2 * den), balance)
+
+
+REFUND_NOT_TAKEN = "; option refund = false carries it forward instead (R3)"
+
+
+@rule("L5", "Form 313 instructions; N.J.S.A. 52:27BBB-55(b)(2)", "what is left of a credit after the last period it may be used in is forfeited")
+def forfeit(period: int, allowed_in: int, carryforward_periods: int | None) -> bool:
+    """L5: whether a balance allowed in period ``allowed_in`` expires at the close of ``period``."""
+    return carryforward_periods is not None and period >= allowed_in + carryforward_periods
+
+
+@rule("L4", "N.J.S.A. 52:27BBB-55(b)(2), (c)(2)", "the balances left after application, refund and forfeiture carry to the next period")
+def carried(balances: list[int]) -> int:
+    """L4, R2: the balance carried out of a period."""
+    return sum(balances)
+
+
+class Origin(NamedTuple):
+    """Part V of Form 313: one year of origin's movement in one period, in cents."""
+
+    origin: str
+    opening: int
+    allowed: int
+    applied: int
+    refund: int
+    forfeited: int
+    closing: int
+
+    def to_dict(self) -> dict:
+        return {k: money(from_cents(getattr(self, k))) for k in ("opening", "allowed", "applied", "refund", "forfeited", "closing")}
+
+
 class Line(NamedTuple):
-    """One period of the ledger, in cents. ``origins``: (year of origin, opening, allowed, applied,
-    refund, forfeited, closing) of each balance open in the period (Form 313 Part V)."""
+    """One period of a ledger (a location's, or the return's: its locations' summed), in cents."""
 
     allows: tuple[str, ...]
     pending: bool
@@ -55,115 +124,121 @@ class Line(NamedTuple):
     refund: int
     forfeited: int
     carried_forward: int
-    origins: tuple[tuple[str, int, int, int, int, int, int], ...]
+    origins: tuple[Origin, ...]
+
+
+class Account(NamedTuple):
+    """One location's credit as the ledger takes it: the period of allowance of each credit year
+    (L1), each year's credit (C2; None while not known), the sustained effort ratio (C3)."""
+
+    allowed_in: tuple[int | None, int | None]
+    credits: tuple[int | None, int | None]
+    ratio: tuple[int, int] | None
+
+
+class Ledger(NamedTuple):
+    """Form 313 Parts IV and V of a return or of one of its locations, in cents."""
+
+    dates: tuple[tuple[date, date], ...]
+    rooms: tuple[Room, ...]
+    lines: tuple[Line, ...]
+    pending_from: int | None
+    not_yet_applied: dict  # origin -> {"amount", "allowed_for_period_containing"}
+
+    @property
+    def refund(self) -> int:
+        return sum(ln.refund for ln in self.lines if not ln.pending)
+
+    @property
+    def carried_forward(self) -> int:
+        done = [ln for ln in self.lines if not ln.pending]
+        return done[-1].carried_forward if done else 0
+
+
+def _sum_lines(lines: list[Line]) -> Line:
+    origins = []
+    for o in ORIGINS:
+        mine = [x for ln in lines for x in ln.origins if x.origin == o]
+        if mine:
+            origins.append(Origin(o, *(sum(x[k] for x in mine) for k in range(1, 7))))
+    allows = tuple(o for o in ORIGINS if any(o in ln.allows for ln in lines))
+    return Line(allows, any(ln.pending for ln in lines), *(sum(ln[k] for ln in lines) for k in range(2, 7)), tuple(origins))
 
 
 def run(
     rooms: list[int],
-    allowed_in: tuple[int | None, int | None],
-    credits: tuple[int | None, int | None],
-    ratio: tuple[int, int] | None,
+    accounts: list[Account],
     carryforward_periods: int | None,
     take_refund: bool,
-) -> tuple[tuple[Line, ...], int | None]:
-    """Apply the credits period by period (L4: year one's balance before year two's), refund at the
-    close of year two's period (R1-R3), forfeit what outlives the carryforward limit (L5). In cents.
+    as_listed: bool = False,
+) -> tuple[tuple[Line, ...], tuple[tuple[Line, ...], ...], int | None]:
+    """Apply the credits of every location of one return period by period under the return's
+    room (L6; L4: year one's balances before year two's), refund each location's part at the close
+    of its year two's period (R1, R1a, R3), forfeit what outlives the carryforward limit (L5).
 
-    ``rooms``: each period's room (L2-L3), in date order; ``allowed_in``: the period of allowance of
-    each credit year (L1); ``credits``: each year's credit (C2), None while not known (months after
-    ``as_of``): the periods from the first one such a credit would enter are left undecided.
-    Returns the lines and that first undecided period."""
-    pending_from = min((p for p, c in zip(allowed_in, credits) if c is None and p is not None), default=None)
-    if year_one_period_missing(allowed_in, credits):  # V2: undecided from the first period given
+    ``rooms``: each period's room (L2-L3), in date order. A credit still None (months after
+    ``as_of``) leaves undecided the periods from the first one it would enter. Returns the
+    return's lines, each location's lines, and that first undecided period."""
+    pending_from = min((p for a in accounts for p, c in zip(a.allowed_in, a.credits) if c is None and p is not None), default=None)
+    if any(year_one_period_missing(a.allowed_in, a.credits) for a in accounts):  # V2: undecided from the first period given
         pending_from = 0
-    ratio_num, ratio_den = ratio if ratio is not None else (0, 1)
-    balance = [0, 0]
-    open_ = [False, False]
-    lines = []
-    allows_in: dict[int, tuple[str, ...]] = {}  # period -> the credit years allowed in it (L1)
-    for o in (0, 1):
-        if allowed_in[o] is not None:
-            allows_in[allowed_in[o]] = allows_in.get(allowed_in[o], ()) + (ORIGINS[o],)
+    n = len(accounts)
+    balance = [[0, 0] for _ in range(n)]
+    open_ = [[False, False] for _ in range(n)]
+    allows_of: list[dict[int, tuple[str, ...]]] = [{} for _ in accounts]  # period -> the credit years allowed in it (L1)
+    for a, al in zip(accounts, allows_of):
+        for o in (0, 1):
+            if a.allowed_in[o] is not None:
+                al[a.allowed_in[o]] = al.get(a.allowed_in[o], ()) + (ORIGINS[o],)
+    per_loc: list[list[Line]] = [[] for _ in range(n)]
+    total: list[Line] = []
     for i, rm in enumerate(rooms):
-        allows = allows_in.get(i, ())
+        allows = [al.get(i, ()) for al in allows_of]
         if pending_from is not None and i >= pending_from:
-            lines.append(Line(allows, True, 0, 0, 0, 0, 0, ()))
-            continue
-        if not allows and not (open_[0] or open_[1]):  # no balance open and none allowed: nothing moves
-            lines.append(Line((), False, 0, 0, 0, 0, balance[0] + balance[1], ()))
-            continue
-        opening = [balance[o] if open_[o] else 0 for o in (0, 1)]
-        allowed = [0, 0]
-        for o in (0, 1):  # L1: allowed for the period in which or with which the credit year ends
-            if allowed_in[o] == i:
-                allowed[o] = balance[o] = credits[o] or 0
-                open_[o] = True
-        # L4 (b)(2): the older balance (year one's) first, up to the room of L2/L3.
-        left, applied = rm, [0, 0]
+            lines = [Line(allows[k], True, 0, 0, 0, 0, 0, ()) for k in range(n)]
+        elif not any(allows) and not any(o for op in open_ for o in op):  # nothing allowed or open: nothing moves
+            lines = [Line((), False, 0, 0, 0, 0, 0, ()) for _ in range(n)]
+        else:
+            lines = _period(i, rm, accounts, balance, open_, allows, carryforward_periods, take_refund, as_listed)
+        for k in range(n):
+            per_loc[k].append(lines[k])
+        total.append(lines[0] if n == 1 else _sum_lines(lines))
+    return tuple(total), tuple(tuple(x) for x in per_loc), pending_from
+
+
+def _period(i, room, accounts, balance, open_, allows, cf, take_refund, as_listed) -> list[Line]:
+    """One period of ``run``: every location's line, updating its ``balance`` and ``open_``."""
+    n = len(accounts)
+    opening = [[balance[k][o] if open_[k][o] else 0 for o in (0, 1)] for k in range(n)]
+    allowed = [[0, 0] for _ in range(n)]
+    for k, a in enumerate(accounts):
         for o in (0, 1):
-            if open_[o]:
-                applied[o] = min(balance[o], left)
-                balance[o] -= applied[o]
-                left -= applied[o]
-        # R1 (c)(2): at the close of year two's period, year one's balance x the ratio is an
-        # overpayment, rounded half-up to cents (R3: unless the refund is not taken).
-        refund = 0
-        if allowed_in[1] == i and take_refund and open_[0]:
-            refund = min((2 * balance[0] * ratio_num + ratio_den) // (2 * ratio_den), balance[0])
-            balance[0] -= refund
-        # L5: what is left after the last period of use is forfeited.
-        forfeited = [0, 0]
-        for o in (0, 1):
-            if open_[o] and carryforward_periods is not None and i >= allowed_in[o] + carryforward_periods:
-                forfeited[o], balance[o] = balance[o], 0
+            if a.allowed_in[o] == i:
+                allowed[k][o] = balance[k][o] = a.credits[o] or 0
+                open_[k][o] = True
+    applied = [[0, 0] for _ in range(n)]
+    left = room
+    for o in (0, 1):  # L4, L6: the older year of origin first, under one room
+        who = [k for k in range(n) if open_[k][o]]
+        for k, took in zip(who, apply(left, [balance[k][o] for k in who], as_listed)):
+            applied[k][o] = took
+            balance[k][o] -= took
+            left -= took
+    lines = []
+    for k, a in enumerate(accounts):
+        back = 0
+        if a.allowed_in[1] == i and take_refund and open_[k][0]:  # R1, R1a
+            back = refund(balance[k][0], a.ratio)
+            balance[k][0] -= back
+        lost = [0, 0]
+        for o in (0, 1):  # L5
+            if open_[k][o] and forfeit(i, a.allowed_in[o], cf):
+                lost[o], balance[k][o] = balance[k][o], 0
         origins = tuple(
-            (ORIGINS[o], opening[o], allowed[o], applied[o], refund if o == 0 else 0, forfeited[o], balance[o])
-            for o in (0, 1) if open_[o]
+            Origin(ORIGINS[o], opening[k][o], allowed[k][o], applied[k][o], back if o == 0 else 0, lost[o], balance[k][o])
+            for o in (0, 1) if open_[k][o]
         )
         for o in (0, 1):  # a balance used up leaves the ledger
-            open_[o] = open_[o] and balance[o] > 0
-        lines.append(Line(allows, False, sum(allowed), sum(applied), refund, sum(forfeited), balance[0] + balance[1], origins))
-    return tuple(lines), pending_from
-
-
-@dataclass(frozen=True, slots=True)
-class OriginLine:
-    """Part V of Form 313: one year of origin's movement in one period."""
-
-    origin: str
-    opening: Decimal
-    allowed: Decimal
-    applied: Decimal
-    refund: Decimal
-    forfeited: Decimal
-    closing: Decimal
-
-    def to_dict(self) -> dict:
-        return {k: str(getattr(self, k)) for k in ("opening", "allowed", "applied", "refund", "forfeited", "closing")}
-
-
-@dataclass(frozen=True, slots=True)
-class PeriodLine:
-    index: int
-    start: date
-    end: date
-    room: Room
-    allowed: Decimal
-    applied: Decimal
-    refund: Decimal
-    forfeited: Decimal
-    carried_forward: Decimal
-    origins: tuple[OriginLine, ...] = field(default=())
-    pending: bool = False
-    allows: tuple[str, ...] = ()  # which credit years end in this period
-
-
-@dataclass(frozen=True, slots=True)
-class Ledger:
-    periods: tuple[PeriodLine, ...]
-    refund: Decimal
-    carried_forward: Decimal
-    not_yet_applied: dict  # origin -> {"amount", "allowed_for": the day whose period is not given}
-    pending_from: int | None
-
-
+            open_[k][o] = open_[k][o] and balance[k][o] > 0
+        lines.append(Line(allows[k], False, sum(allowed[k]), sum(applied[k]), back, sum(lost), carried(balance[k]), origins))
+    return lines

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
+from typing import NamedTuple
 
-from ..money import ZERO
+from ..money import ZERO, cents, from_cents, money
 from .parameters import minimum_tax_parameters
+from .rule import rule
 
 CITE = "N.J.S.A. 52:27BBB-55(b)(3)"
 
@@ -122,21 +124,20 @@ def minimum_tax(
     return MinimumTax(amount, trace)
 
 
-@dataclass(frozen=True, slots=True)
-class Room:
-    """The lines of Part IV of Form 313 for one period."""
+class Room(NamedTuple):
+    """The lines of Part IV of Form 313 for one period of the return, in cents (L2-L3)."""
 
-    liability: Decimal
+    liability: int
     limited: bool                 # whether the 50% limit and the floor apply (CBT, or insurers by option)
-    cap: Decimal | None           # 50% x liability
-    floor: Decimal | None         # max(minimum tax, AMA)
-    above_floor: Decimal | None   # liability - floor
-    other_before: Decimal         # other credits applied before this one in the Director's order
-    other_after: Decimal          # other credits after it (they do not reduce its room)
-    room: Decimal
+    cap: int | None               # 50% x liability
+    floor: int | None             # max(minimum tax, AMA)
+    above_floor: int | None       # liability - floor
+    other_before: int             # other credits applied before this one in the Director's order
+    other_after: int              # other credits after it (they do not reduce its room)
+    room: int
 
     def to_dict(self) -> dict:
-        s = lambda v: None if v is None else str(v)  # noqa: E731
+        s = lambda v: None if v is None else money(from_cents(v))  # noqa: E731
         return {
             "liability": s(self.liability), "limited": self.limited, "cap_50_percent": s(self.cap), "floor": s(self.floor),
             "liability_above_floor": s(self.above_floor), "other_credits_before": s(self.other_before),
@@ -144,15 +145,31 @@ class Room:
         }
 
 
-def room(liability: int, limited: bool, eligible_tax: bool, floor: int, before: int, share: tuple[int, int]) -> tuple[int | None, int | None, int]:
+@rule("L3", CITE, "the 50% limit and the minimum-tax floor are the CBT's; insurers have neither unless option insurer_limits = \"cbt\"")
+def limited(tax: str, insurer_limits: str) -> bool:
+    """L2-L3: whether the 50% limit and the floor apply to the period's tax."""
+    return tax == "cbt" or (tax == "insurance_premiums" and insurer_limits == "cbt")
+
+
+@rule("L2", "N.J.S.A. 52:27BBB-55(b)(3); N.J.A.C. 18:7-3.17(c)", "the tax may not go below the larger of the minimum tax and the alternative minimum assessment")
+def floor(minimum_tax: Decimal, ama: Decimal | None) -> int:
+    """L2: the floor, in cents: max(minimum tax, AMA)."""
+    return cents(minimum_tax if ama is None or minimum_tax >= ama else ama)
+
+
+ROOM_LIMITED = "min(50% of liability, liability - max(minimum tax, AMA)) - other credits before this one, not below zero, rounded down to cents"
+ROOM_UNLIMITED = "liability - other credits before this one, not below zero (no 50% limit or floor for this tax)"
+
+
+@rule("L2", CITE, ROOM_LIMITED)
+def room(liability: int, limited: bool, eligible_tax: bool, floor: int, before: int, after: int, share: tuple[int, int]) -> Room:
     """L2 (b)(3): room = min(50% x liability, liability - floor) - other credits before, never
     below zero, rounded down to cents. L3: without the limits (insurers), room = liability - other
-    credits before. E1: against any other tax, no room. In cents: returns the Part IV lines
-    (50% cap, liability above the floor, room); the first two only where the limits apply."""
+    credits before. E1: against any other tax, no room. In cents, as the lines of Part IV."""
     if not eligible_tax:
-        return None, None, 0
+        return Room(liability, False, None, None, None, before, after, 0)
     if not limited:
-        return None, None, max(liability - before, 0)
+        return Room(liability, False, None, None, None, before, after, max(liability - before, 0))
     cap = liability * share[0] // share[1]  # 50% of the liability, rounded down to cents
     above = liability - floor
-    return cap, above, max(min(cap, above) - before, 0)
+    return Room(liability, True, cap, floor, above, before, after, max(min(cap, above) - before, 0))

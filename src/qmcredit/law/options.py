@@ -80,6 +80,12 @@ class Options(BaseModel):
     carryforward_periods: Annotated[int | None | Literal["form_313"], BeforeValidator(_carryforward)] = Field(
         "form_313", description="L5: periods after the period of allowance in which a credit may be used; null = no limit (the statute's text); default: the Form 313 instructions' five"
     )
+    credit_order: Annotated[Literal["form_313", "regulation"], BeforeValidator(_word)] = Field(
+        "form_313", description="L2a: without a given order, every other credit counts before this one (Form 313 line 16), or by its place in the Director's list"
+    )
+    location_order: Annotated[Literal["proportional", "as_listed"], BeforeValidator(_word)] = Field(
+        "proportional", description="L6: within a year of origin, the room shared in proportion to the locations' balances, or each in full in listed order"
+    )
     refund: OptionFlag = Field(True, description="R3: take the refundable part of the year-one credit (false carries it all forward)")
     pay_period_allocation: Annotated[Literal["weekdays", "calendar_days", "end_month"], BeforeValidator(_word)] = Field(
         "weekdays", description="P6: a pay period's hours go to its months by weekdays, by calendar days, or all to the month of its last day"

@@ -26,6 +26,7 @@ import polars as pl
 
 from ..payroll import HOURS_SCALE
 from .parameters import parameter
+from .rule import rule
 
 CITE = "N.J.S.A. 52:27BBB-55(e)"
 
@@ -176,3 +177,13 @@ def average_numerator(full_time: int, equivalent_hours: int, ft_num: int, ft_den
 
 def average_denominator(ft_num: int) -> int:
     return 12 * ft_num
+
+
+@rule("P5", "N.J.S.A. 52:27BBB-55(e)", "sum over the period's twelve months of (full-time positions + part-time hours / full-time hours), divided by 12")
+def average(period: int, first_month: int, full_time: int, equivalent_hours: int, ft_num: int, ft_den: int, cut: int | None) -> int | None:
+    """P5 (e): the average of measured period ``period`` (0 base, 1 year one, 2 year two) as
+    ``average_numerator``, once its twelve months are known (``cut``: the first month after
+    ``as_of``); None before."""
+    if cut is not None and first_month + 12 * (period + 1) > cut:
+        return None
+    return average_numerator(full_time, equivalent_hours, ft_num, ft_den)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from .options import Options
+from .rule import rule
 
 CITE = "N.J.S.A. 52:27BBB-55(e)"
 PERIOD_NAMES = ("base", "year_one", "year_two")
@@ -69,6 +70,7 @@ def year_one_first_month(operations_began: date, options: Options) -> int:
     return began + 1
 
 
+@rule("W1-W3", CITE, "credit year one: the twelve calendar months after the month operations began; year two the next twelve; base the twelve before")
 def windows(operations_began: date, options: Options) -> Windows:
     """W1-W3 (e): base period = the 12 months before credit year one (W3); credit year two = the
     12 months after credit year one (W2)."""

@@ -12,12 +12,12 @@ from decimal import Decimal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import exact_json, ledger, workflow
+from . import exact_json, ledger, places, taxreturn, workflow
 from .access import claim_for, require, visible
 from .audit import record
 from .auth import Principal
 from .errors import ApiError, forbidden
-from .evaluate import Evaluation, Upload
+from .evaluate import Evaluation, Upload, evaluate
 from .models import Claim, CreditWindow, Decision, Document, Location, RefundCertification, Revision, Taxpayer, now
 from .rules import check_reasons
 
@@ -43,16 +43,25 @@ def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> Taxpayer:
         record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
     elif who.role == "preparer" and tp.preparer_id != who.id:
         raise ApiError(404, f"no taxpayer {t.id} that you may see", [("taxpayer.id", f"taxpayer {t.id} not found")])  # as if absent
+    else:
+        _lock(session, tp)
     return tp
 
 
+def _lock(session: Session, tp: Taxpayer) -> None:
+    """Take the taxpayer's row lock (PostgreSQL; SQLite's writers queue anyway): changes to one
+    taxpayer's claims, which recompute its return, run one at a time, each seeing the last."""
+    session.refresh(tp, with_for_update=True)
+
+
 def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation) -> Location:
+    """The taxpayer's location at the claim's place (``places.place_key``: spellings of one place
+    are one location), registered as written the first time."""
     loc = ev.header.location
-    row = session.execute(select(Location).where(
-        Location.taxpayer_id == tp.id, Location.municipality == loc.municipality, Location.address == loc.address,
-    )).scalar_one_or_none()
+    key = places.place_key(loc.municipality, loc.address)
+    row = session.execute(select(Location).where(Location.taxpayer_id == tp.id, Location.place_key == key)).scalar_one_or_none()
     if row is None:
-        row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address,
+        row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address, place_key=key,
                        operations_began=loc.operations_began, operations_source=loc.operations_source)
         session.add(row)
         session.flush()
@@ -99,6 +108,38 @@ def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | 
         claim.year_one_start = start
 
 
+def _refuse_second_filing(session: Session, tp: Taxpayer, loc: Location, start: date | None, claim: Claim | None = None) -> None:
+    """No credit twice: one claim per taxpayer, location and credit window. Another is refused
+    (409) naming the claim to amend instead. The unique index ``uq_claims_location_window`` holds it
+    under simultaneous filings: the loser's insert fails, ``Database.write`` reruns it, and this
+    check then finds the winner. An ineligible claim (no window) allows no credit and is not held."""
+    if start is None:
+        return
+    existing = session.execute(select(Claim.id).where(
+        Claim.taxpayer_id == tp.id, Claim.location_id == loc.id, Claim.year_one_start == start, Claim.duplicate_of.is_(None),
+        *([Claim.id != claim.id] if claim is not None else []),
+    ).order_by(Claim.id).limit(1)).scalar_one_or_none()
+    if existing is not None:
+        raise ApiError(409, f"taxpayer {tp.ein} already has claim {existing} for this location and credit period: amend it instead", [(
+            "location",
+            f"claim {existing} (/api/v1/claims/{existing}) is taxpayer {tp.ein}'s claim for {loc.municipality}, {loc.address} "
+            f"with credit year one from {start.isoformat()}; a credit is claimed once per location and credit period: "
+            f"amend claim {existing} (PUT /api/v1/claims/{existing}) instead of filing it again",
+        )])
+
+
+def _changeable(session: Session, who: Principal, claim_id: int) -> tuple[Claim, Taxpayer]:
+    """The claim, locked for a change; a duplicate that migration 0003 retired changes no more."""
+    claim, tp = claim_for(session, who, claim_id)
+    _lock(session, tp)
+    session.refresh(claim, with_for_update=True)
+    if claim.duplicate_of is not None:
+        raise ApiError(409, f"claim {claim.id} duplicates claim {claim.duplicate_of} and counts for nothing: change that one", [(
+            "claim", f"claim {claim.id} was filed again for the location and credit period of claim {claim.duplicate_of} "
+                     f"(/api/v1/claims/{claim.duplicate_of}); amend that claim")])
+    return claim, tp
+
+
 def _payroll_document(session: Session, who: Principal, claim: Claim, upload: Upload | None) -> int | None:
     if upload is None:
         return None
@@ -131,13 +172,48 @@ def last_mapping(session: Session, who: Principal, ein: str) -> str:
     return found.decode() if found else ""
 
 
-def _revision(session: Session, who: Principal, claim: Claim, ev: Evaluation, reason: str, payroll_id: int | None) -> Revision:
-    rev = Revision(claim_id=claim.id, number=claim.revision, document=ev.document, payroll_document_id=payroll_id,
-                   determination=ev.determination_json, reason=reason, author_id=who.id)
+def _revision(session: Session, who: Principal, claim: Claim, share: taxreturn.Share, reason: str, payroll_id: int | None) -> Revision:
+    if share.rewritten:
+        reason += f" (with the return's {' and '.join(share.rewritten)}: RULES.md L6, one return for the taxpayer's locations)"
+    rev = Revision(claim_id=claim.id, number=claim.revision, document=share.evaluation.document, payroll_document_id=payroll_id,
+                   determination=share.determination_json, reason=reason, author_id=who.id)
     session.add(rev)
     session.flush()
-    ledger.store(session, claim, rev, ev.result)
+    ledger.store(session, claim, rev, share.result)
     return rev
+
+
+def _settle_return(session: Session, who: Principal, tp: Taxpayer, cause: Claim | None, ev: Evaluation | None,
+                   after: str) -> taxreturn.Share | None:
+    """L6: decide the taxpayer's return, its current location claims together (each holding the
+    credit window; not denied, not a retired duplicate), ``cause`` with its new evaluation ``ev``.
+    Every other claim whose share changed gets a new revision, its reason and an audit event;
+    ``cause``'s share is returned for its own revision (alone, if it is not in the return)."""
+    rows = session.execute(select(Claim).where(
+        Claim.taxpayer_id == tp.id, Claim.duplicate_of.is_(None), Claim.year_one_start.is_not(None), Claim.state != "denied",
+    ).order_by(Claim.id).with_for_update()).scalars().all()
+    members, stored = [], {}
+    for c in rows:
+        if cause is not None and c.id == cause.id:
+            members.append(taxreturn.Member(c.id, ev))
+            continue
+        stored[c.id] = rev = current_revision(session, c)
+        members.append(taxreturn.Member(c.id, evaluate(rev.document, payroll_of(session, rev))))
+    shares = taxreturn.decide(members, cause.id if cause is not None else None)
+    for c in rows:
+        rev = stored.get(c.id)
+        share = shares[c.id]
+        if rev is None or (share.determination_json == rev.determination and share.evaluation.document == rev.document):
+            continue
+        before = snapshot(c)
+        c.revision += 1
+        c.updated_at = now()
+        reason = f"recomputed as one return with the taxpayer's other location claims after {after} (RULES.md L6)"
+        _revision(session, who, c, share, reason, rev.payroll_document_id)
+        record(session, who, "claim.recompute", "claim", c.id, before, snapshot(c, share.result) | {"reason": reason})
+    if cause is None or cause.id not in shares:
+        return None if ev is None else taxreturn.Share(cause.id, ev, ev.determination_json, ())
+    return shares[cause.id]
 
 
 def create(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Claim:
@@ -146,13 +222,15 @@ def create(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Cl
     tp = _taxpayer(session, who, ev)
     loc = _location(session, who, tp, ev)
     start = ev.year_one_start
+    _refuse_second_filing(session, tp, loc, start)
     _claim_window(session, who, tp, start)
     claim = Claim(taxpayer_id=tp.id, location_id=loc.id, year_one_start=start,
                   state="submitted" if submit else "draft", revision=1, created_by=who.id)
     session.add(claim)
     session.flush()
-    _revision(session, who, claim, ev, "filed", _payroll_document(session, who, claim, ev.payroll))
-    record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, ev.result))
+    share = _settle_return(session, who, tp, claim, ev, f"claim {claim.id} was filed")
+    _revision(session, who, claim, share, "filed", _payroll_document(session, who, claim, ev.payroll))
+    record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, share.result))
     return claim
 
 
@@ -176,7 +254,7 @@ def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reaso
     year's return added, or the examiner's adjustment). Earlier revisions and their ledger stay.
     ``base_revision``: the revision the amendment was made from; refused if the claim moved on."""
     require(who, "preparer", "examiner")
-    claim, tp = claim_for(session, who, claim_id, lock=True)
+    claim, tp = _changeable(session, who, claim_id)
     if ev.header.taxpayer.id != tp.ein:
         raise ApiError(422, "an amendment keeps the claim's taxpayer",
                        [("taxpayer.id", f"is {ev.header.taxpayer.id!r}; this claim is taxpayer {tp.ein!r}'s")])
@@ -185,19 +263,22 @@ def amend(session: Session, who: Principal, claim_id: int, ev: Evaluation, reaso
                        [("revision", f"amended revision {base_revision}, the claim is at {claim.revision}")])
     before = snapshot(claim)
     claim.state = workflow.state_after_amendment(claim.state, who.role)
+    loc = _location(session, who, tp, ev)
+    _refuse_second_filing(session, tp, loc, ev.year_one_start, claim)
     _claim_window(session, who, tp, ev.year_one_start, claim)
-    claim.location_id = _location(session, who, tp, ev).id
+    claim.location_id = loc.id
     claim.revision += 1
     claim.updated_at = now()
     payroll_id = reuse_payroll_id if reuse_payroll_id is not None else _payroll_document(session, who, claim, ev.payroll)
-    _revision(session, who, claim, ev, reason, payroll_id)
-    record(session, who, "claim.amend", "claim", claim.id, before, snapshot(claim, ev.result) | {"reason": reason})
+    share = _settle_return(session, who, tp, claim, ev, f"claim {claim.id} was amended")
+    _revision(session, who, claim, share, reason, payroll_id)
+    record(session, who, "claim.amend", "claim", claim.id, before, snapshot(claim, share.result) | {"reason": reason})
     return claim
 
 
 def move(session: Session, who: Principal, claim_id: int, action: str) -> Claim:
     """submit, start_review: a step of the workflow with no decision attached."""
-    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    claim, _tp = _changeable(session, who, claim_id)
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, action, who.role)
     claim.updated_at = now()
@@ -207,7 +288,7 @@ def move(session: Session, who: Principal, claim_id: int, action: str) -> Claim:
 
 def decide(session: Session, who: Principal, claim_id: int, outcome: str, reasons: list[dict]) -> Claim:
     """The examiner's outcome, approved, adjusted or denied, with reasons citing rule ids."""
-    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    claim, tp = _changeable(session, who, claim_id)
     action = {"approved": "approve", "adjusted": "adjust", "denied": "deny"}[outcome]
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, action, who.role)
@@ -219,13 +300,15 @@ def decide(session: Session, who: Principal, claim_id: int, outcome: str, reason
     session.add(Decision(claim_id=claim.id, revision_id=rev.id, outcome=outcome, reasons=json.dumps(reasons), examiner_id=who.id))
     claim.updated_at = now()
     record(session, who, f"claim.{action}", "claim", claim.id, before, snapshot(claim) | {"reasons": reasons})
+    if outcome == "denied":  # a denied claim leaves the return: the others' shares grow back
+        _settle_return(session, who, tp, None, None, f"claim {claim.id} was denied")
     return claim
 
 
 def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
     """R1 (52:27BBB-55(c)(2)): certify the refundable part of the year-one credit as an overpayment
     for the period in which credit year two ends."""
-    claim, _tp = claim_for(session, who, claim_id, lock=True)
+    claim, _tp = _changeable(session, who, claim_id)
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, "certify_refund", who.role)
     rev = current_revision(session, claim)

@@ -216,6 +216,9 @@ LARGEST_AMOUNT = Decimal(10) ** 15
 def _check_storable(claim: qmcredit.Claim) -> None:
     """What the database keys on must be storable: amounts up to ``LARGEST_AMOUNT`` dollars, text
     without NUL characters. Refused naming the field."""
+    if claim.parts:
+        raise ClaimError([Problem("locations", "the office keeps one location per claim: file each location as its own claim "
+                                  "(the taxpayer's claims are one return, L6)")])
     problems = []
     t, loc = claim.header.taxpayer, claim.header.location
     for where, value in (("taxpayer.id", t.id), ("taxpayer.name", t.name), ("taxpayer.tax", t.tax),

@@ -5,6 +5,11 @@ E4 (52:27BBB-55(d), one 24-month credit period per taxpayer) is held by the sche
 ``credit_windows`` has one row per taxpayer (its primary key), and a claim that has a window
 refers to it by the composite foreign key (taxpayer_id, year_one_start), so no claim can carry a
 different window than its taxpayer's, whatever the order or timing of submissions.
+
+No credit twice: a location is known by its normalised place (``places.place_key``), one row per
+place of a taxpayer, and a taxpayer has at most one claim per location and credit window (the
+unique index ``uq_claims_location_window``; claims that migration 0003 found duplicated before it
+existed are kept, ``duplicate_of`` the oldest, and count for nothing).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -175,11 +181,16 @@ class CreditWindow(Base):
 
 class Location(Base):
     __tablename__ = "locations"
-    __table_args__ = (UniqueConstraint("taxpayer_id", "municipality", "address", name="uq_locations_place"),)
+    __table_args__ = (
+        UniqueConstraint("taxpayer_id", "municipality", "address", name="uq_locations_place"),
+        Index("uq_locations_place_key", "taxpayer_id", "place_key", unique=True),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     taxpayer_id: Mapped[int] = mapped_column(ForeignKey("taxpayers.id"))
     municipality: Mapped[str] = mapped_column(Text)
     address: Mapped[str] = mapped_column(Text, default="")
+    #: the municipality and address normalised (``places.place_key``): what makes two spellings one place
+    place_key: Mapped[str] = mapped_column(Text)
     operations_began: Mapped[date] = mapped_column(Date)
     operations_source: Mapped[str] = mapped_column(Text, default="")
 
@@ -192,6 +203,9 @@ class Claim(Base):
             ["taxpayer_id", "year_one_start"], ["credit_windows.taxpayer_id", "credit_windows.year_one_start"],
             name="fk_claims_credit_window",
         ),
+        # one claim per taxpayer, location and credit window (retired duplicates aside)
+        Index("uq_claims_location_window", "taxpayer_id", "location_id", "year_one_start", unique=True,
+              sqlite_where=text("duplicate_of IS NULL"), postgresql_where=text("duplicate_of IS NULL")),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     taxpayer_id: Mapped[int] = mapped_column(ForeignKey("taxpayers.id"), index=True)
@@ -202,6 +216,23 @@ class Claim(Base):
     created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
+    #: set by migration 0003 on a claim filed again for a location and window before the office
+    #: refused that: the oldest claim it duplicates. A duplicate counts for nothing and changes no more.
+    duplicate_of: Mapped[int | None] = mapped_column(Integer)  # a claim id; no foreign key, see migration 0003
+
+
+class IdempotencyKey(Base):
+    """A filing's ``Idempotency-Key`` (per user): the request's fingerprint and the first answer,
+    which a retry with the same key gets again instead of a second claim."""
+
+    __tablename__ = "idempotency_keys"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    request_sha256: Mapped[str] = mapped_column(String(64))
+    claim_id: Mapped[int | None] = mapped_column(ForeignKey("claims.id"))
+    status: Mapped[int] = mapped_column(Integer)
+    response: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
 
 
 class Document(Base):

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 import qmcredit
 from qmcredit import ClaimError
 
-from . import claims, exact_json
+from . import claims, exact_json, taxreturn
 from .auth import Principal, create_user, issue_token
 from .db import Database
 from .errors import ApiError
@@ -63,8 +63,9 @@ def seed(db: Database, files: list[Path] | None = None) -> Seeded:
     filed, skipped = [], []
     for path in (files if files is not None else example_files()) if first_time else []:
         try:
-            ev = evaluate(path.read_bytes(), _table_of(path))
-            db.write(lambda s, ev=ev: claims.create(s, preparer, ev, submit=True))
+            for document in taxreturn.location_documents(path.read_text(encoding="utf-8")):  # one claim per location (L6)
+                ev = evaluate(document, _table_of(path))
+                db.write(lambda s, ev=ev: claims.create(s, preparer, ev, submit=True))
             filed.append(path.name)
         except (ClaimError, ApiError) as e:
             skipped.append(f"{path.name}: {e}")

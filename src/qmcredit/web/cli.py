@@ -82,7 +82,7 @@ def form313(
     det = decide(c)
     who = Preparer(preparer.strip(), firm.strip(), ptin.strip())
     try:
-        indices = list(range(len(det.ledger.periods))) if all_periods else [select_period(det, period)]
+        indices = list(range(len(det.ledger.dates))) if all_periods else [select_period(det, period)]
     except PeriodNotFound as e:
         typer.echo(f"{claim}: {e}", err=True)
         raise typer.Exit(2)

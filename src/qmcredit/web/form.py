@@ -136,24 +136,23 @@ def identity(identities: dict[str, Identity], employee_id: str) -> Identity:
 def line16_credits(claim, index: int) -> list[tuple[str, int | None, str, bool]]:
     """The other credits of the return for period ``index``: (name, Director's list number or None,
     amount, counted on line 16). A credit counts on line 16 when the determination subtracts it
-    before this one (L2, L2a): its ``order``, or, without one, every credit (``credit_order =
-    "form_313"``) or those listed ahead of number 14 (``"regulation"``)."""
-    period = claim.periods[index]
-    rule = getattr(claim.options, "credit_order", "form_313")
+    before this one: the law's own placing (``law.order.place``, L2, L2a)."""
+    from ..law.order import place
+
     out = []
-    for c in period.other_credits:
-        code, order = getattr(c, "code", None), getattr(c, "order", None)
-        before = order == "before" if order else (rule != "regulation" or (code is not None and int(code) < 14))
-        out.append((c.name, None if code is None else int(code), money(c.amount), before))
+    for c in claim.periods[index].other_credits:
+        placed = place(c.code, c.name, c.order, claim.options.credit_order)
+        code = c.code if c.code is not None else placed.listed.number if placed.listed is not None else None
+        out.append((c.name, code, money(c.amount), placed.order == "before"))
     return out
 
 
 def unitary_id(claim) -> str:
-    return str(getattr(claim.taxpayer, "unitary_id", None) or "")
+    return claim.taxpayer.unitary_id
 
 
 def combined_group_member(claim, index: int) -> bool:
-    return bool(getattr(claim.periods[index], "combined_group_member", False))
+    return claim.periods[index].combined_group_member
 
 
 # --- the parts ----------------------------------------------------------------------------------

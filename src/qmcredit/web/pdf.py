@@ -294,13 +294,13 @@ def _credits_rows(claim, det) -> list[tuple]:
     """Each period's other credits: name, Director's list number, the letter of line 16 it is on
     (the period's form version), amount, and whether it is counted before this credit (L2, L2a)."""
     rows = []
-    for i, p in enumerate(det.ledger.periods):
-        version = version_for(p.end)
+    for i, (start, end) in enumerate(det.ledger.dates):
+        version = version_for(end)
         for name, code, amount, before in line16_credits(claim, i):
             letter = line16_letter(version, name, code) if before else None
             on = (f"line 16{letter})" if letter else "line 16, not named on the form") if before else \
                 "not on line 16: applied after this credit, does not reduce its room (L2a)"
-            rows.append((f"{p.start} to {p.end}", name, "" if code is None else str(code), amount, on))
+            rows.append((f"{start} to {end}", name, "" if code is None else str(code), amount, on))
     return rows
 
 

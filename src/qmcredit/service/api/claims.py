@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from datetime import date
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 from starlette.datastructures import UploadFile
 
 from qmcredit import ClaimError, Problem
 
-from .. import claims, exact_json
+from .. import claims, exact_json, idempotency, taxreturn
 from ..access import claim_for, require, visible
 from ..auth import Principal
 from ..db import Database
@@ -66,7 +66,7 @@ def claim_out(session, claim: Claim, explain: bool = False) -> dict:
             .where(Document.claim_id == claim.id).order_by(Citation.id)):
         cited.setdefault(figure, []).append(document_id)
     return {"id": claim.id, "taxpayer_id": tp.id, "taxpayer_ein": tp.ein, "location_id": claim.location_id,
-            "state": claim.state, "revision": claim.revision,
+            "state": claim.state, "revision": claim.revision, "duplicate_of": claim.duplicate_of,
             "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None,
             "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(),
             "evidence": cited, "determination": det}
@@ -78,18 +78,46 @@ def _respond(db: Database, claim_id: int, status: int = 200, explain: bool = Fal
 
 
 EXPLAIN = Query(False, description="include the explanation trace (B1), down to each employee-month")
+IDEMPOTENCY_KEY = Header(None, alias=idempotency.HEADER, description=(
+    "a key of yours for this filing (1-255 visible ASCII characters, a UUID say): a retry with the same key and "
+    "request gets the first answer again (`Idempotent-Replayed: true`) and stores nothing; with another request, 422"))
 
 
 @router.post("", status_code=201, response_model=ClaimOut, responses=WRITE,
              openapi_extra=claim_request_body("a claim document; with multipart, its payroll table too"))
 async def file_claim(request: Request, submit: bool = Query(False, description="submit at once instead of keeping a draft"),
-                     explain: bool = EXPLAIN, who: Principal = Depends(principal), db: Database = Depends(database)):
-    """File a claim: it is decided at once and stored with its determination."""
+                     explain: bool = EXPLAIN, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                     who: Principal = Depends(principal), db: Database = Depends(database)):
+    """File a claim: it is decided at once and stored with its determination. A second filing for
+    the taxpayer's location and credit period is refused (409, naming the claim to amend). With an
+    ``Idempotency-Key`` header, a retry of the same request gets the first answer again."""
     require(who, "preparer")
+    key = idempotency.key_of(idempotency_key)
     document, upload = await read_submission(request)
+    if key is None:
+        ev = await run_in_threadpool(evaluate, document, upload)
+        claim = await run_in_threadpool(db.write, lambda s: claims.create(s, who, ev, submit))
+        return await run_in_threadpool(_respond, db, claim.id, 201, explain)
+    request_sha256 = idempotency.fingerprint(document, upload, submit=submit, explain=explain)
+
+    def stored():
+        with db.read() as session:
+            return idempotency.find(session, who, key, request_sha256)
+
+    kept = await run_in_threadpool(stored)
+    if kept is not None:
+        return idempotency.replay(kept, replayed=True)
     ev = await run_in_threadpool(evaluate, document, upload)
-    claim = await run_in_threadpool(db.write, lambda s: claims.create(s, who, ev, submit))
-    return await run_in_threadpool(_respond, db, claim.id, 201, explain)
+
+    def file(session) -> tuple:
+        kept = idempotency.take(session, who, key, request_sha256)
+        if kept is not None:
+            return kept, True
+        claim = claims.create(session, who, ev, submit)
+        return idempotency.keep(session, who, key, claim.id, 201, claim_out(session, claim, explain)), False
+
+    kept, replayed = await run_in_threadpool(db.write, file)
+    return idempotency.replay(kept, replayed)
 
 
 @router.get("", response_model=list[ClaimSummary], responses=COMMON)
@@ -144,21 +172,35 @@ def _stored_evaluation(db: Database, who: Principal, claim_id: int) -> Evaluatio
     return evaluate(rev.document, payroll)
 
 
+def _form313(db: Database, who: Principal, claim_id: int) -> tuple[Evaluation, list[dict]]:
+    """The claim's Form 313 figures; a claim in a return of several locations (L6) gets its
+    location's under the shared room, line 16 listing the other locations' credit."""
+    with db.read() as session:
+        claim, _tp = claim_for(session, who, claim_id)
+        det = exact_json.loads(claims.current_revision(session, claim).determination)
+        ids = (det.get("return") or {}).get("claims") or [claim.id]
+        revs = [claims.current_revision(session, session.get(Claim, i)) for i in ids]
+        stored = [(i, rev.document, claims.payroll_of(session, rev)) for i, rev in zip(ids, revs)]
+    members = [taxreturn.Member(i, evaluate(document, payroll)) for i, document, payroll in stored]
+    mine = next(m.evaluation for m in members if m.claim_id == claim_id)
+    return mine, taxreturn.form313(members, claim_id) if len(members) > 1 else form313_figures(mine)
+
+
 @router.get("/{claim_id}/form313", response_model=list[dict], responses=COMMON)
 def get_form313(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Form 313 figures (Parts I-V), one entry per privilege or reporting period."""
-    return ExactJSONResponse(form313_figures(_stored_evaluation(db, who, claim_id)))
+    return ExactJSONResponse(_form313(db, who, claim_id)[1])
 
 
 @router.get("/{claim_id}/form313/{period_start}", response_model=dict, responses=COMMON)
 def get_form313_period(claim_id: RecordId, period_start: date, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Form 313 figures of the period that starts on ``period_start``."""
-    ev = _stored_evaluation(db, who, claim_id)
+    ev, figures = _form313(db, who, claim_id)
     starts = [p.start for p in ev.header.periods]
     if period_start not in starts:
         raise ApiError(404, f"the claim has no period starting {period_start}",
                        [("period_start", f"periods start on {', '.join(d.isoformat() for d in starts) or 'no day'}")])
-    return ExactJSONResponse(form313_figures(ev)[starts.index(period_start)])
+    return ExactJSONResponse(figures[starts.index(period_start)])
 
 
 @router.get("/{claim_id}/revisions", response_model=list[RevisionOut], responses=COMMON)
