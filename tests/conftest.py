@@ -35,7 +35,7 @@ def load_doc(path: Path) -> dict:
 @pytest.fixture
 def example_doc():
     def get(name: str) -> dict:
-        return copy.deepcopy(load_doc(EXAMPLES / f"{name}.claim.json"))
+        return copy.deepcopy(load_doc(example_file(name)))
     return get
 
 
