@@ -12,7 +12,10 @@ Load -> validate -> decide -> present flows one way, for one claim or a million:
 4. ``present``: one claim's figures as a ``Determination`` with its explanation (B1).
 
 ``decide`` is ``decide_many`` of one claim; the batch engine runs the same four steps and writes
-its tables from the figures (``present`` only for the JSON Lines it is asked for).
+its tables from the figures (``present`` only for the JSON Lines it is asked for). A claim is a
+return: one location, or with ``locations`` several (L6), each measured alone (``measure``) and
+settled together under one room per period (``settle``); a one-location claim is a return of one.
+Every rule is a step of ``law`` carrying its reading; this module only orchestrates.
 """
 
 from __future__ import annotations
