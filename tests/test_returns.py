@@ -172,3 +172,11 @@ def test_B1_every_figure_of_a_return_walks_back_to_its_inputs():
     det = qmcredit.decide(qmcredit.claim_from_json(json.dumps(TWO)))
     for e in det.explanation:
         assert walk(det, e["figure"]), e["figure"]  # every figure it depends on is in the trace
+
+
+def test_form313_pdf_of_a_return_is_refused_clearly_not_a_traceback(tmp_path):
+    path = tmp_path / "return.json"
+    path.write_text(json.dumps(TWO))
+    r = subprocess.run([str(EXE), "form313", str(path), "--period", "2005", "--out", str(tmp_path / "f.pdf")],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 2 and "several locations (L6)" in r.stderr and "internal error" not in r.stderr

@@ -12,7 +12,10 @@ Load -> validate -> decide -> present flows one way, for one claim or a million:
 4. ``present``: one claim's figures as a ``Determination`` with its explanation (B1).
 
 ``decide`` is ``decide_many`` of one claim; the batch engine runs the same four steps and writes
-its tables from the figures (``present`` only for the JSON Lines it is asked for).
+its tables from the figures (``present`` only for the JSON Lines it is asked for). A claim is a
+return: one location, or with ``locations`` several (L6), each measured alone (``measure``) and
+settled together under one room per period (``settle``); a one-location claim is a return of one.
+Every rule is a step of ``law`` carrying its reading; this module only orchestrates.
 """
 
 from __future__ import annotations
@@ -161,7 +164,7 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     placed, notes = _placed(header, claim_id or tp.id)
     rooms = tuple(  # L2-L3
         limits.room(cents(p.liability), limited, eligible_tax, limits.floor(mt.amount, p.alternative_minimum_assessment) if mt is not None else 0,
-                    *O.sums([cents(c.amount) for c in p.other_credits], pc), k.share)
+                    *(O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else (0, 0)), k.share)
         for p, mt, pc in zip(header.periods, mts, placed))
     return Prepared(
         header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes)
@@ -228,13 +231,16 @@ class Figures(NamedTuple):
 def measure(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Measured:
     """P5, C1-C3 of one location. ``sums``: the full-time positions and equivalent hours of each
     period (``law.positions.period_sums``: base, year one, year two)."""
-    opts, k = prep.header.options, prep.constants
-    ft_num, ft_den = k.columns["ft_num"], k.columns["ft_den"]
-    averages = tuple(average(j, k.windows.first_month, sums[j], sums[3 + j], ft_num, ft_den, prep.cut) for j in range(3))  # P5
-    den, base = average_denominator(ft_num), averages[0]
-    new = tuple(C.new_positions(averages[1 + o], base, den, opts.whole_positions) for o in (0, 1))  # C1
-    credit = tuple(C.potential_credit(new[o], den, k.amount_cents[o], prep.eligible) for o in (0, 1))  # C2, E5
-    return Measured(den, averages, new, credit, C.sustained_effort_ratio(*new))  # C3
+    k, cut = prep.constants, prep.cut
+    first, cols, whole, amounts, eligible = k.windows.first_month, k.columns, prep.header.options.whole_positions, k.amount_cents, prep.eligible
+    ft_num, ft_den = cols["ft_num"], cols["ft_den"]
+    base = average(0, first, sums[0], sums[3], ft_num, ft_den, cut)  # P5
+    one = average(1, first, sums[1], sums[4], ft_num, ft_den, cut)
+    two = average(2, first, sums[2], sums[5], ft_num, ft_den, cut)
+    den = average_denominator(ft_num)
+    new = (C.new_positions(one, base, den, whole), C.new_positions(two, base, den, whole))  # C1
+    credit = (C.potential_credit(new[0], den, amounts[0], eligible), C.potential_credit(new[1], den, amounts[1], eligible))  # C2, E5
+    return Measured(den, (base, one, two), new, credit, C.sustained_effort_ratio(*new))  # C3
 
 
 def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tuple[L.Line, ...], list[Figures], int | None]:

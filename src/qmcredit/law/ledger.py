@@ -58,7 +58,7 @@ def apply(room: int, balances: list[int], as_listed: bool) -> list[int]:
     ties to the earlier), or with option ``location_order = "as_listed"`` each in full in turn."""
     total = sum(balances)
     if total <= room:
-        return list(balances)
+        return balances
     if as_listed:
         out, left = [], room
         for b in balances:
@@ -96,7 +96,7 @@ def forfeit(period: int, allowed_in: int, carryforward_periods: int | None) -> b
 @rule("L4", "N.J.S.A. 52:27BBB-55(b)(2), (c)(2)", "the balances left after application, refund and forfeiture carry to the next period")
 def carried(balances: list[int]) -> int:
     """L4, R2: the balance carried out of a period."""
-    return sum(balances)
+    return balances[0] + balances[1]
 
 
 class Origin(NamedTuple):
@@ -125,6 +125,9 @@ class Line(NamedTuple):
     forfeited: int
     carried_forward: int
     origins: tuple[Origin, ...]
+
+
+_QUIET = Line((), False, 0, 0, 0, 0, 0, ())  # a period in which nothing is allowed or open
 
 
 class Account(NamedTuple):
@@ -195,9 +198,11 @@ def run(
     for i, rm in enumerate(rooms):
         allows = [al.get(i, ()) for al in allows_of]
         if pending_from is not None and i >= pending_from:
-            lines = [Line(allows[k], True, 0, 0, 0, 0, 0, ()) for k in range(n)]
-        elif not any(allows) and not any(o for op in open_ for o in op):  # nothing allowed or open: nothing moves
-            lines = [Line((), False, 0, 0, 0, 0, 0, ()) for _ in range(n)]
+            lines = [_new(Line, (allows[k], True, 0, 0, 0, 0, 0, ())) for k in range(n)]
+        elif not any(allows) and not any(map(any, open_)):  # nothing allowed or open: nothing moves
+            lines = [_QUIET] * n
+        elif n == 1:
+            lines = [_period_alone(i, rm, accounts[0], balance[0], open_[0], allows[0], carryforward_periods, take_refund)]
         else:
             lines = _period(i, rm, accounts, balance, open_, allows, carryforward_periods, take_refund, as_listed)
         for k in range(n):
@@ -206,10 +211,44 @@ def run(
     return tuple(total), tuple(tuple(x) for x in per_loc), pending_from
 
 
+def _period_alone(i, room, a, bal, op, allows, cf, take_refund) -> Line:
+    """``_period`` of a return of one location (the same steps, without sharing: the batch's
+    usual case, kept fast)."""
+    opn = (bal[0] if op[0] else 0, bal[1] if op[1] else 0)
+    al = [0, 0]
+    for o in (0, 1):
+        if a.allowed_in[o] == i:
+            al[o] = bal[o] = a.credits[o] or 0
+            op[o] = True
+    ap = [0, 0]
+    for o in (0, 1):  # L4: the older balance first, up to the room
+        if op[o]:
+            ap[o] = took = min(bal[o], room)
+            bal[o] -= took
+            room -= took
+    back = 0
+    if a.allowed_in[1] == i and take_refund and op[0]:  # R1
+        back = refund(bal[0], a.ratio)
+        bal[0] -= back
+    lost = [0, 0]
+    for o in (0, 1):  # L5
+        if op[o] and forfeit(i, a.allowed_in[o], cf):
+            lost[o], bal[o] = bal[o], 0
+    one = _new(Origin, ("year_one", opn[0], al[0], ap[0], back, lost[0], bal[0])) if op[0] else None
+    two = _new(Origin, ("year_two", opn[1], al[1], ap[1], 0, lost[1], bal[1])) if op[1] else None
+    origins = (one, two) if one and two else (one,) if one else (two,) if two else ()
+    op[0] = op[0] and bal[0] > 0  # a balance used up leaves the ledger
+    op[1] = op[1] and bal[1] > 0
+    return _new(Line, (allows, False, al[0] + al[1], ap[0] + ap[1], back, lost[0] + lost[1], carried(bal), origins))
+
+
+_new = tuple.__new__  # a NamedTuple made without the Python frame of its __new__ (the batch makes millions)
+
+
 def _period(i, room, accounts, balance, open_, allows, cf, take_refund, as_listed) -> list[Line]:
     """One period of ``run``: every location's line, updating its ``balance`` and ``open_``."""
     n = len(accounts)
-    opening = [[balance[k][o] if open_[k][o] else 0 for o in (0, 1)] for k in range(n)]
+    opening = [(b[0] if op[0] else 0, b[1] if op[1] else 0) for b, op in zip(balance, open_)]
     allowed = [[0, 0] for _ in range(n)]
     for k, a in enumerate(accounts):
         for o in (0, 1):
@@ -219,26 +258,31 @@ def _period(i, room, accounts, balance, open_, allows, cf, take_refund, as_liste
     applied = [[0, 0] for _ in range(n)]
     left = room
     for o in (0, 1):  # L4, L6: the older year of origin first, under one room
-        who = [k for k in range(n) if open_[k][o]]
+        if n == 1:
+            who = (0,) if open_[0][o] else ()
+        else:
+            who = [k for k in range(n) if open_[k][o]]
+        if not who:
+            continue
         for k, took in zip(who, apply(left, [balance[k][o] for k in who], as_listed)):
             applied[k][o] = took
             balance[k][o] -= took
             left -= took
     lines = []
     for k, a in enumerate(accounts):
+        bal, op, ap, al, opn = balance[k], open_[k], applied[k], allowed[k], opening[k]
         back = 0
-        if a.allowed_in[1] == i and take_refund and open_[k][0]:  # R1, R1a
-            back = refund(balance[k][0], a.ratio)
-            balance[k][0] -= back
+        if a.allowed_in[1] == i and take_refund and op[0]:  # R1, R1a
+            back = refund(bal[0], a.ratio)
+            bal[0] -= back
         lost = [0, 0]
         for o in (0, 1):  # L5
-            if open_[k][o] and forfeit(i, a.allowed_in[o], cf):
-                lost[o], balance[k][o] = balance[k][o], 0
+            if op[o] and forfeit(i, a.allowed_in[o], cf):
+                lost[o], bal[o] = bal[o], 0
         origins = tuple(
-            Origin(ORIGINS[o], opening[k][o], allowed[k][o], applied[k][o], back if o == 0 else 0, lost[o], balance[k][o])
-            for o in (0, 1) if open_[k][o]
+            Origin(ORIGINS[o], opn[o], al[o], ap[o], back if o == 0 else 0, lost[o], bal[o]) for o in (0, 1) if op[o]
         )
-        for o in (0, 1):  # a balance used up leaves the ledger
-            open_[k][o] = open_[k][o] and balance[k][o] > 0
-        lines.append(Line(allows[k], False, sum(allowed[k]), sum(applied[k]), back, sum(lost), carried(balance[k]), origins))
+        op[0] = op[0] and bal[0] > 0  # a balance used up leaves the ledger
+        op[1] = op[1] and bal[1] > 0
+        lines.append(Line(allows[k], False, al[0] + al[1], ap[0] + ap[1], back, lost[0] + lost[1], carried(bal), origins))
     return lines

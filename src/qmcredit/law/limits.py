@@ -167,9 +167,12 @@ def room(liability: int, limited: bool, eligible_tax: bool, floor: int, before: 
     below zero, rounded down to cents. L3: without the limits (insurers), room = liability - other
     credits before. E1: against any other tax, no room. In cents, as the lines of Part IV."""
     if not eligible_tax:
-        return Room(liability, False, None, None, None, before, after, 0)
+        return _new(Room, (liability, False, None, None, None, before, after, 0))
     if not limited:
-        return Room(liability, False, None, None, None, before, after, max(liability - before, 0))
+        return _new(Room, (liability, False, None, None, None, before, after, max(liability - before, 0)))
     cap = liability * share[0] // share[1]  # 50% of the liability, rounded down to cents
     above = liability - floor
-    return Room(liability, True, cap, floor, above, before, after, max(min(cap, above) - before, 0))
+    return _new(Room, (liability, True, cap, floor, above, before, after, max(min(cap, above) - before, 0)))
+
+
+_new = tuple.__new__  # a Room made without the Python frame of its __new__ (a batch makes millions)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import NamedTuple
 
@@ -37,13 +37,13 @@ class DirectorsList:
     start: date
     this_credit: int
     credits: tuple[Listed, ...]
+    by_name: dict[str, Listed]  # casefolded name -> its entry
 
     def find(self, code: int | None, name: str) -> Listed | None:
         """The listed credit of ``code``, else of ``name`` (case and spacing aside)."""
         if code is not None:
             return self.credits[code - 1]
-        key = " ".join(name.split()).casefold()
-        return next((c for c in self.credits if c.name.casefold() == key), None)
+        return self.by_name.get(" ".join(name.split()).casefold())
 
     def trace(self) -> dict:
         return {"cite": self.cite, "source": self.source, "in_force_from": self.start.isoformat(), "this_credit": self.this_credit}
@@ -53,7 +53,8 @@ class DirectorsList:
 def directors_list() -> DirectorsList:
     raw = tomllib.loads(resources.files(__package__).joinpath("parameters", "directors_list.toml").read_text("utf-8"))
     credits = tuple(Listed(c["number"], c["name"], c["statute"]) for c in sorted(raw["credit"], key=lambda c: c["number"]))
-    return DirectorsList(raw["cite"], raw["source"], date.fromisoformat(raw["from"]), raw["this_credit"], credits)
+    return DirectorsList(raw["cite"], raw["source"], date.fromisoformat(raw["from"]), raw["this_credit"], credits,
+                         {c.name.casefold(): c for c in credits})
 
 
 class Placed(NamedTuple):
@@ -74,6 +75,7 @@ REGULATION = "by its place in the Director's list (N.J.A.C. 18:7-3.17(a)): numbe
 
 @rule("L2a", CITE, "a given order stands; else, by option credit_order, every other credit counts before this one (\"form_313\", "
       "line 16 of Form 313) or the credits listed ahead of number 14 count before it and those behind after it (\"regulation\")")
+@lru_cache(maxsize=8192)  # a batch's credits repeat a few names and codes
 def place(code: int | None, name: str, given: str | None, credit_order: str) -> Placed:
     """L2a: the place of one other credit. Raises ``CreditNotPlaced`` for this credit itself, and,
     under ``"regulation"``, for a credit neither in the list nor given an ``order``."""

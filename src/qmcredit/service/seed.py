@@ -29,9 +29,10 @@ class Seeded:
 
 
 def example_files() -> list[Path]:
-    """``examples/*.claim.json`` of the source tree (or of the working directory)."""
+    """``examples/*.claim.json`` of the source tree (or of the working directory), those of one
+    location: the office files one location per claim (a several-location example, L6, is not)."""
     for root in (Path(qmcredit.__file__).resolve().parents[2], Path.cwd()):
-        found = sorted((root / "examples").glob("*.claim.json"))
+        found = sorted(p for p in (root / "examples").glob("*.claim.json") if '"locations"' not in p.read_text(encoding="utf-8"))
         if found:
             return found
     return []

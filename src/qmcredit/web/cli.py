@@ -76,6 +76,10 @@ def form313(
         for p in e.problems:
             typer.echo(f"{claim}: {p.message}" if p.location == str(claim) else f"{claim}: {p}", err=True)
         raise typer.Exit(1)
+    if c.parts:  # L6: the form is one location's under the return's room; the PDF lays out one location only
+        typer.echo(f"{claim}: gives several locations (L6); the PDF of Form 313 is one location's: "
+                   "see each location's Form 313 lines in `qmcredit compute` (the worksheet)", err=True)
+        raise typer.Exit(2)
     from .form import Preparer, forms_for
     from .pdf import forms313_pdf, worksheet_pdf  # reportlab: loaded by this command only
 
