@@ -48,5 +48,5 @@ def oracle(generated) -> dict[str, dict]:
     parts = rows.partition_by("claim_id", as_dict=True, maintain_order=True)
     found = {cid: single(cid, doc, parts.get((cid,), rows.clear())) for cid, doc in synth.documents(CLAIMS, SEED)}
     # issue 14: a claim that would be decided but has no payroll row at all is a problem, not a credit of 0.00
-    return {cid: ({"claim_id": cid, **ClaimError([no_payroll_rows("payroll.parquet", cid)], cid).to_dict()}
+    return {cid: ({"claim_id": cid, **ClaimError([no_payroll_rows(cid)], cid).to_dict()}
                   if (cid,) not in parts and "error" not in got else got) for cid, got in found.items()}

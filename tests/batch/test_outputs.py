@@ -103,7 +103,7 @@ def test_a_claim_without_payroll_rows_is_a_problem(tables, tmp_path):
     r = batch(tables["claims"], thinned, "--periods", tables["periods"], "--out", tmp_path / "out", "--jsonl")
     assert r.returncode == 0, r.stderr
     row = pl.read_parquet(tmp_path / "out" / "claims.parquet").filter(pl.col("claim_id") == first).row(0, named=True)
-    assert row["status"] == "invalid" and f"no row of payroll.parquet has claim_id {first!r}" in row["problems"]
+    assert row["status"] == "invalid" and f"no row of the payroll table has claim_id {first!r}" in row["problems"]
     jsonl = {d["claim_id"]: d for d in map(json.loads, (tmp_path / "out" / "determinations.jsonl").read_text().splitlines())}
     assert jsonl[first]["problems"][0]["location"] == "payroll"
 

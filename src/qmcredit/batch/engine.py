@@ -420,11 +420,11 @@ def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame) -> dict[str, 
                                       "give both the same type (text), so that payroll rows match their claims")
         return {cid: [problem] for cid in ids}
     present = scan_payroll(payroll).select("claim_id").unique().collect(engine="streaming").get_column("claim_id")
-    return {cid: [no_payroll_rows(payroll.name, cid)] for cid in ids.filter(~ids.is_in(present.implode()))}
+    return {cid: [no_payroll_rows(cid)] for cid in ids.filter(~ids.is_in(present.implode()))}
 
 
-def no_payroll_rows(table: str, cid: str) -> Problem:
-    return Problem("payroll", f"no row of {table} has claim_id {cid!r}: the claim's employees and hours are missing")
+def no_payroll_rows(cid: str) -> Problem:
+    return Problem("payroll", f"no row of the payroll table has claim_id {cid!r}: the claim's employees and hours are missing")
 
 
 def _refuse(claims_df: pl.DataFrame, ledger_df: pl.DataFrame, refused: dict[str, list[Problem]]) -> tuple[pl.DataFrame, pl.DataFrame]:

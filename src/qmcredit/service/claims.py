@@ -312,7 +312,7 @@ def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, "certify_refund", who.role)
     rev = current_revision(session, claim)
-    result = exact_json.loads(rev.determination)
+    result = exact_json.loads_stored(rev.determination)
     refunds = [p for p in result.get("periods") or [] if p.get("refund") and Decimal(p["refund"]) > 0]
     if not refunds:
         raise ApiError(409, "this claim has no refundable part to certify (R1)",

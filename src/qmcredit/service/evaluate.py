@@ -64,7 +64,7 @@ class Evaluation:
 
     @cached_property
     def result(self) -> dict:
-        return exact_json.loads(self.determination_json)
+        return exact_json.loads_stored(self.determination_json)
 
     @property
     def year_one_start(self) -> date | None:

@@ -47,7 +47,7 @@ def resolves(path: str, *roots: dict) -> bool:
 
 def _check_cites(session: Session, claim: Claim, cites: list[str]) -> None:
     rev = session.execute(select(Revision).where(Revision.claim_id == claim.id, Revision.number == claim.revision)).scalar_one()
-    det, doc = exact_json.loads(rev.determination), exact_json.loads(rev.document)
+    det, doc = exact_json.loads_stored(rev.determination), exact_json.loads_stored(rev.document)
     employees = {str(m.get("employee_id")) for m in _employee_rows(det)}
     bad = []
     for i, figure in enumerate(cites):

@@ -84,7 +84,7 @@ class CompactText(TypeDecorator):
     def process_bind_param(self, value, dialect):
         if value is None or len(value) <= self.LONG:
             return value
-        return "zlib:" + base64.b64encode(zlib.compress(value.encode("utf-8"), 6)).decode("ascii")
+        return "zlib:" + base64.b64encode(zlib.compress(value.encode("utf-8"), 1)).decode("ascii")
 
     def process_result_value(self, value, dialect):
         if value is None or not value.startswith("zlib:"):

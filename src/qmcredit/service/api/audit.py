@@ -31,5 +31,5 @@ def audit_log(entity: str | None = Query(None, max_length=40, pattern=PLAIN), en
         rows = session.execute(stmt.order_by(AuditEvent.id).limit(limit)).scalars().all()
         return ExactJSONResponse([{
             "id": e.id, "at": e.at.isoformat(), "actor": e.actor, "action": e.action, "entity": e.entity,
-            "entity_id": e.entity_id, "before": None if e.before is None else exact_json.loads(e.before),
-            "after": None if e.after is None else exact_json.loads(e.after)} for e in rows])
+            "entity_id": e.entity_id, "before": None if e.before is None else exact_json.loads_stored(e.before),
+            "after": None if e.after is None else exact_json.loads_stored(e.after)} for e in rows])

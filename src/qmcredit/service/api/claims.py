@@ -57,7 +57,7 @@ async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
 def claim_out(session, claim: Claim, explain: bool = False) -> dict:
     tp = session.get(Taxpayer, claim.taxpayer_id)
     rev = claims.current_revision(session, claim)
-    det = exact_json.loads(rev.determination)
+    det = exact_json.loads_stored(rev.determination)
     if not explain:
         det.pop("explanation", None)
     cited: dict[str, list[int]] = {}
@@ -150,7 +150,7 @@ def get_determination(claim_id: RecordId, explain: bool = Query(True, descriptio
                       who: Principal = Depends(principal), db: Database = Depends(database)):
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
-        det = exact_json.loads(claims.current_revision(session, claim).determination)
+        det = exact_json.loads_stored(claims.current_revision(session, claim).determination)
     if not explain:
         det.pop("explanation", None)
     return ExactJSONResponse(det)
@@ -217,8 +217,8 @@ def _revision_out(r: Revision, author: str, full: bool = False) -> dict:
     out = {"number": r.number, "reason": r.reason, "author": author, "created_at": r.created_at.isoformat(),
            "payroll_document_id": r.payroll_document_id}
     if full:
-        out["document"] = exact_json.loads(r.document)
-        out["determination"] = exact_json.loads(r.determination)
+        out["document"] = exact_json.loads_stored(r.document)
+        out["determination"] = exact_json.loads_stored(r.determination)
     return out
 
 
@@ -262,7 +262,7 @@ async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Da
     if not isinstance(period, dict):
         raise ClaimError([Problem("period", "must be a JSON object with start, end and liability")])
     rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
-    doc = exact_json.loads(rev.document)
+    doc = exact_json.loads_stored(rev.document)
     doc["periods"] = change(list(doc.get("periods") or []), period)
     ev = await run_in_threadpool(evaluate, exact_json.dumps(doc), upload)
     await run_in_threadpool(db.write, lambda s: claims.amend(
