@@ -135,6 +135,7 @@ def explain(
 
 def _register_shells() -> None:
     """The other shells' commands: each lives beside the shell it drives."""
+    from .analysis.cli import cost
     from .batch.cli import batch, synth
     from .service.cli import serve
     from .web.cli import form313
@@ -143,6 +144,7 @@ def _register_shells() -> None:
     app.command()(form313)
     app.command()(batch)
     app.command()(synth)
+    app.command()(cost)
 
 
 _register_shells()
