@@ -33,7 +33,8 @@ from .law import eligibility as E
 from .law import ledger as L
 from .law import limits
 from .law.eligibility import Check
-from .law.parameters import Parameter, parameter
+from .law.parameter_set import ParameterSet, baseline
+from .law.parameters import Parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average_denominator, average_numerator, classify, monthly, period_sums
 from .law.windows import PERIOD_NAMES, Windows, windows, year_one_first_month
 from .money import cents, exact_decimal, from_cents, money
@@ -57,13 +58,15 @@ class Constants(NamedTuple):
     share: tuple[int, int]         # L2: the 50% limit, as a fraction
     amount_cents: tuple[int, int]  # C2: the amount per new position of each credit year
     year_ends: tuple[date, date]   # L1: the last day of each credit year
+    params: ParameterSet | None = None  # the parameters read (None: the baseline)
 
 
-def claim_constants(header: ClaimHeader) -> Constants:
-    """The ``Constants`` of a claim."""
-    opts = header.options
+def claim_constants(header: ClaimHeader, params: ParameterSet | None = None) -> Constants:
+    """The ``Constants`` of a claim, under ``params`` (default: the baseline)."""
+    opts, params = header.options, params or baseline()
+    parameter = params.parameter
     w = windows(header.location.operations_began, opts)
-    t = Thresholds.at(w.year_one.start)
+    t = Thresholds.at(w.year_one.start, params)
     cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns()}
     warnings = []
     for name in YEARS:
@@ -75,16 +78,16 @@ def claim_constants(header: ClaimHeader) -> Constants:
         cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
     share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
     amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
-    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end))
+    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end), params)
 
 
-def cached_constants(header: ClaimHeader, cache: dict) -> Constants:
-    """``claim_constants``, computed once per (credit year one, options): the operations date
-    matters only through the month credit year one starts (W1)."""
-    key = (year_one_first_month(header.location.operations_began, header.options), header.options)
+def cached_constants(header: ClaimHeader, cache: dict, params: ParameterSet | None = None) -> Constants:
+    """``claim_constants``, computed once per (credit year one, options, parameter set): the
+    operations date matters only through the month credit year one starts (W1)."""
+    key = (year_one_first_month(header.location.operations_began, header.options), header.options, params)
     k = cache.get(key)  # one lookup: the key's hash (the options model's) is not cached
     if k is None:
-        k = cache[key] = claim_constants(header)
+        k = cache[key] = claim_constants(header, params)
     return k
 
 
@@ -120,15 +123,16 @@ class Prepared:
 
     def amount(self, year: str) -> tuple[Parameter, Decimal]:
         """C2: the amount per new position in force at the start of the credit year."""
-        par = parameter(_AMOUNTS[year])
+        par = self.constants.params.parameter(_AMOUNTS[year])
         return par, par.at(getattr(self.windows, year).start).value
 
 
-def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None) -> Prepared:
-    """Read a validated header for the rules. ``cache``, shared by the claims of a batch: their
-    ``Constants`` and E1-E4 checks, each computed once for the claims that share its inputs.
-    Raises ``ClaimError`` when a period's minimum tax (L2) can be neither read nor derived."""
-    k = claim_constants(header) if cache is None else cached_constants(header, cache)
+def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None, params: ParameterSet | None = None) -> Prepared:
+    """Read a validated header for the rules, under ``params`` (default: the baseline). ``cache``,
+    shared by the claims of a batch: their ``Constants`` and E1-E4 checks, each computed once for
+    the claims that share its inputs. Raises ``ClaimError`` when a period's minimum tax (L2) can
+    be neither read nor derived."""
+    k = claim_constants(header, params) if cache is None else cached_constants(header, cache, params)
     tp, opts, w = header.taxpayer, header.options, k.windows
     limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
     mts = []
@@ -137,13 +141,13 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
             mts.append(None)
             continue
         try:
-            mts.append(limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m))
+            mts.append(limits.minimum_tax(tp.tax, p.start.year, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m, params))
         except limits.MinimumTaxUnknown as e:
             raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
-    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w.year_one.first_month)
+    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w.year_one.first_month, params)
     checks = cache.get(check_key) if cache is not None else None
     if checks is None:
-        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w)
+        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, tp.earlier_credit_period_start, w, k.params.qualified(w.year_one.start))
         if cache is not None:
             cache[check_key] = checks
     dates = tuple((p.start, p.end) for p in header.periods)
@@ -389,7 +393,7 @@ def present(
             {"liability": str(p.liability),
              **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
              "other_credits": [{"name": c.name, "amount": str(c.amount), "order": c.order} for c in p.other_credits]},
-            {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {}))
+            {"credit_limit_share": prep.constants.params.parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {}))
 
     # L1, L4, L5, R1-R3 (b), (c)
     cf = prep.constants.carryforward

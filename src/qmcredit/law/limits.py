@@ -32,12 +32,14 @@ class MinimumTax:
 
 
 @lru_cache(maxsize=8192)  # a batch's periods repeat a few schedules' inputs
-def minimum_tax(tax: str, year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool) -> MinimumTax:
+def minimum_tax(tax: str, year: int, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool,
+                params=None) -> MinimumTax:
     """L2 / N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period beginning in
     ``year``: as given, else from the schedule by New Jersey gross receipts ($2,000 for a member of
     a group with $5,000,000 of payroll), S corporations at 75% for periods beginning in 2012 on.
-    The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none unless given."""
-    p = minimum_tax_parameters()
+    The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none unless given.
+    ``params``: the ``ParameterSet`` whose schedule to read (default: the parameter files)."""
+    p = minimum_tax_parameters() if params is None else params.minimum_tax
     if given is not None:
         return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
     if tax != "cbt":
