@@ -135,7 +135,7 @@ def explain(
 
 def _register_shells() -> None:
     """The other shells' commands: each lives beside the shell it drives."""
-    from .analysis.cli import cost
+    from .analysis.cli import cost, reform
     from .batch.cli import batch, synth
     from .service.cli import serve
     from .web.cli import form313
@@ -145,6 +145,7 @@ def _register_shells() -> None:
     app.command()(batch)
     app.command()(synth)
     app.command()(cost)
+    app.command()(reform)
 
 
 _register_shells()

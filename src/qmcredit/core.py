@@ -63,8 +63,9 @@ class Constants(NamedTuple):
 
 def claim_constants(header: ClaimHeader, params: ParameterSet | None = None) -> Constants:
     """The ``Constants`` of a claim, under ``params`` (default: the baseline)."""
-    opts, params = header.options, params or baseline()
-    parameter = params.parameter
+    params = params or baseline()
+    header = params.header_for(header)  # a reform may set options
+    opts, parameter = header.options, params.parameter
     w = windows(header.location.operations_began, opts)
     t = Thresholds.at(w.year_one.start, params)
     cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns()}
@@ -133,6 +134,7 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     the claims that share its inputs. Raises ``ClaimError`` when a period's minimum tax (L2) can
     be neither read nor derived."""
     k = claim_constants(header, params) if cache is None else cached_constants(header, cache, params)
+    header = k.params.header_for(header)
     tp, opts, w = header.taxpayer, header.options, k.windows
     limited = tp.tax == "cbt" or (tp.tax == "insurance_premiums" and opts.insurer_limits == "cbt")
     mts = []

@@ -46,3 +46,38 @@ def cost(
         _fail(e)
     typer.echo(json.dumps(write_all(tables, [{"name": "baseline", "description": "the law as in law/parameters/"}], out), indent=2))
 
+
+
+def reform(
+    claims: Annotated[Path, typer.Argument(help="Claims table (.parquet or .csv), as for `qmcredit batch`.")],
+    payroll: Annotated[Path, typer.Argument(help="Payroll table (.parquet or .csv), as for `qmcredit batch`: read once for every scenario.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: the tables (.parquet, .csv), analysis.xlsx, report.html, and each scenario's claims and ledger tables.")],
+    reforms: Annotated[list[Path], typer.Option("--reform", help="A reform file (TOML, docs/analysis.md); repeat for several. None: the baseline alone.")] = [],  # noqa: B006
+    periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv), as for `qmcredit batch`.")] = None,
+) -> None:
+    """Decide the same claims under the baseline and under each reform, side by side: per claim,
+    in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
+    from ..batch.outputs import write_parquet
+    from ..law.parameter_set import baseline, load_reform
+    from .reform import decide_scenarios
+    from .tables import analysis_tables
+
+    try:
+        sets = [baseline(), *(load_reform(p) for p in reforms)]
+        names = [s.name for s in sets]
+        if len(set(names)) < len(names):
+            raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
+        scenarios, info = decide_scenarios(claims, payroll, periods, sets)
+    except ClaimError as e:
+        _fail(e)
+    tables = analysis_tables({s.params.name: s.costs for s in scenarios})
+    described = [{"name": s.params.name, "description": s.params.description, "changes": [c.row() for c in s.params.changes]} for s in scenarios]
+    written = write_all(tables, described, out)
+    for s in scenarios:
+        folder = out / "scenarios" / s.params.name
+        folder.mkdir(parents=True, exist_ok=True)
+        write_parquet(s.claims, folder / "claims.parquet")
+        write_parquet(s.ledger, folder / "ledger.parquet")
+    totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
+              for row in tables["totals"].iter_rows(named=True)}
+    typer.echo(json.dumps({**info, "totals": totals, "files": written}, indent=2))

@@ -109,6 +109,16 @@ def _side_by_side(totals: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame({"figure": figures, **{n: [None if v is None else str(v) for v in totals.row(i)[1:]] for i, n in enumerate(names)}})
 
 
+def _by_year(fy: pl.DataFrame, names: list[str], years: list[int]) -> pl.DataFrame:
+    """Cost by fiscal year, one column per scenario, and each reform's difference from the baseline."""
+    cost = {(s, y): Decimal(c) for s, y, c in fy.select("scenario", "fiscal_year", "cost").iter_rows()}
+    zero = Decimal("0.00")
+    cols = {"fiscal_year": years, **{n: [str(cost.get((n, y), zero)) for y in years] for n in names}}
+    for n in names[1:]:
+        cols[f"{n} - {names[0]}"] = [str(cost.get((n, y), zero) - cost.get((names[0], y), zero)) for y in years]
+    return pl.DataFrame(cols)
+
+
 def _series(df: pl.DataFrame, key: str, categories: list, scenarios: list[str], column: str) -> list[tuple[str, list[Decimal]]]:
     found = {(s, k): Decimal(v) for s, k, v in df.select("scenario", key, column).iter_rows()}
     return [(s, [found.get((s, c), Decimal(0)) for c in categories]) for s in scenarios]
@@ -137,7 +147,8 @@ def render(tables: dict[str, pl.DataFrame], scenarios: list[dict], title: str = 
               "<h2>Cost by fiscal year</h2>",
               f"<figure><figcaption>Cost by State fiscal year ({' vs '.join(escape(n) for n in names)})</figcaption>"
               f"{bar_chart('Cost (applied + refunded) by fiscal year', [f'FY{y}' for y in years], _series(fy, 'fiscal_year', years, names, 'cost'))}</figure>",
-              _table(fy),
+              '<p class="note">Cost (applied + refunded) by fiscal year; every column by scenario is in by_fiscal_year.csv.</p>',
+              _table(_by_year(fy, names, years)),
               "<h2>By firm size</h2>",
               f"<figure><figcaption>Cost by firm size (employees in the base period)</figcaption>"
               f"{bar_chart('Cost by firm size', bands, _series(sizes, 'firm_size', bands, names, 'cost'))}</figure>",

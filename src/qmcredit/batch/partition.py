@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from ..claim import ClaimHeader, problems_from_validation
 from ..core import NO_HOURS, Figures, Prepared, cached_constants, figures, measured_months, measured_sums, prepare, present
+from ..law.parameter_set import ParameterSet
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
@@ -158,10 +159,11 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str) -> tuple[pl.Data
 
 def decide_partition(
     claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, ids: list[str], reading: Future,
+    params: ParameterSet | None = None,
 ) -> PartitionResult:
     """Decide every claim of one partition: its claims-table rows, periods-table rows and all its
     payroll rows, whose reading (``engine.read_rows`` of ``payroll`` for the claims ``ids``,
-    sorted) is under way on a polars thread."""
+    sorted) is under way on a polars thread; under ``params`` (default: the baseline)."""
     # polars works on a second thread while this one runs Python: the payroll rows are read while
     # the headers are validated, and measured while the headers are prepared.
     with ThreadPoolExecutor(max_workers=1) as polars_thread:
@@ -170,7 +172,7 @@ def decide_partition(
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         for cid in ids:
             header = valid.get(cid)
-            cols = cached_constants(header, cache).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+            cols = cached_constants(header, cache, params).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
             consts["claim_id"].append(cid)
             consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
             for k in CLAIM_COLUMNS:
@@ -186,7 +188,7 @@ def decide_partition(
         unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
         for cid, header in valid.items():
             try:
-                prepared[cid] = prepare(header, cid, cache)
+                prepared[cid] = prepare(header, cid, cache, params)
             except ClaimError as e:
                 unprepared[cid] = e.problems
         per_month, bad = measuring.result()

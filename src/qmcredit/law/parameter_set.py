@@ -9,6 +9,7 @@ a batch's caches are keyed by it. The reform file's format is in docs/analysis.m
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, replace
 from datetime import date
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 
 from ..problems import ClaimError, Problem
 from .options import Options
+from .windows import windows
 from .parameters import (
     DatedValue, MinimumTaxParameters, MinimumTaxSchedule, Municipality, Parameter, credit_parameters, minimum_tax_parameters,
     qualified_municipalities,
@@ -89,6 +91,15 @@ class ParameterSet:
             return options
         return Options.model_validate({**options.model_dump(), **update})
 
+    def header_for(self, header):
+        """A claim header with its options under this set (``options_for``); the header itself
+        when the set changes no option that applies to it."""
+        if not self.options:
+            return header
+        start = windows(header.location.operations_began, header.options).year_one.start
+        opts = self.options_for(header.options, start)
+        return header if opts == header.options else header.model_copy(update={"options": opts})
+
 
 @cache
 def baseline() -> ParameterSet:
@@ -123,8 +134,8 @@ def reform_from_dict(doc: dict, where: str = "reform", base: ParameterSet | None
     if unknown:
         problems.append(Problem(where, f"unknown key(s) {', '.join(unknown)}; a reform has name, description and [[change]] tables"))
     name = doc.get("name")
-    if not isinstance(name, str) or not name.strip() or name.strip() == "baseline":
-        problems.append(Problem(f"{where}: name", "give the reform a name (text, not 'baseline'): it names its rows in every table"))
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name) or name == "baseline":
+        problems.append(Problem(f"{where}: name", "give the reform a name of letters, digits, _ . - (not 'baseline'): it names its rows in every table"))
     credit, munis, mt, options, changes = dict(base.credit), list(base.municipalities), base.minimum_tax, list(base.options), []
     raw = doc.get("change", [])
     if not isinstance(raw, list) or not raw:
@@ -167,7 +178,7 @@ def reform_from_dict(doc: dict, where: str = "reform", base: ParameterSet | None
             changes.append(Change(ch["name"], what, start, ch["source"], ch["cite"]))
     if problems:
         raise ClaimError(problems, where)
-    return ParameterSet(name.strip(), str(doc.get("description", "")), credit, tuple(munis), mt, tuple(options), tuple(changes))
+    return ParameterSet(name, str(doc.get("description", "")), credit, tuple(munis), mt, tuple(options), tuple(changes))
 
 
 class _Bad(Exception):
