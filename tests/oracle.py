@@ -1,6 +1,7 @@
 """An independent reading of RULES.md, written apart from the engine, in plain loops over the
 claim document (no polars, no qmcredit imports). The engine must agree with it on generated claims.
-Minimum tax must be given in the documents it reads (the schedule is tested separately)."""
+Minimum tax must be given in the documents it reads (the schedule is tested separately).
+``params`` reads RULES.md under changed parameters (a reform's, in force for every claim)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 CENT = Decimal("0.01")
+#: The parameters of RULES.md as the statute and Form 313 set them.
+PARAMS = {"amount_year_one": 2500, "amount_year_two": 1250, "full_time_hours": 140, "share": Decimal("0.5"), "carryforward": 5}
 
 
 def _r_half_up(x: Fraction) -> Decimal:
@@ -34,7 +37,9 @@ def _last_day(idx: int) -> date:
     return date.fromordinal(date(y, m + 1, 1).toordinal() - 1)
 
 
-def oracle(doc: dict) -> dict:
+def oracle(doc: dict, params: dict | None = None) -> dict:
+    par = {**PARAMS, **(params or {})}
+    full = Fraction(str(par["full_time_hours"]))
     o = doc.get("options", {})
     tp, loc = doc["taxpayer"], doc["location"]
     began = date.fromisoformat(loc["operations_began"])
@@ -54,11 +59,11 @@ def oracle(doc: dict) -> dict:
             qualifying = sum(1 for m in ms if may and hours.get(m, 0) * 12 >= 20 * 52)
             for m in ms:
                 h = hours.get(m, Fraction(0))
-                if perm and h >= 140:
+                if perm and h >= full:
                     ft_count[m - base] += 1
                 elif qualifying >= 3 and may:
                     pt_hours[m - base] += h
-    avg = [sum(ft_count[i] + pt_hours[i] / 140 for i in range(12 * k, 12 * k + 12)) / 12 for k in range(3)]
+    avg = [sum(ft_count[i] + pt_hours[i] / full for i in range(12 * k, 12 * k + 12)) / 12 for k in range(3)]
     new = [max(avg[k] - avg[0], Fraction(0)) for k in (1, 2)]
     if o.get("whole_positions"):
         new = [Fraction(int(x)) for x in new]
@@ -68,10 +73,11 @@ def oracle(doc: dict) -> dict:
         and not tp.get("uez_benefit")
         and tp.get("earlier_credit_period_start") in (None, f"{y1 // 12:04d}-{y1 % 12 + 1:02d}")
     )
-    credit = [_half_up(2500 * new[0]) if eligible else Decimal("0.00"), _half_up(1250 * new[1]) if eligible else Decimal("0.00")]
+    amounts = [Fraction(str(par["amount_year_one"])), Fraction(str(par["amount_year_two"]))]
+    credit = [_half_up(amounts[0] * new[0]) if eligible else Decimal("0.00"), _half_up(amounts[1] * new[1]) if eligible else Decimal("0.00")]
     ratio = min(new[1] / new[0], Fraction(1)) if new[0] > 0 else Fraction(0)
     ends = [_last_day(y1 + 11), _last_day(y1 + 23)]
-    cf = o.get("carryforward_periods", 5)
+    cf = o.get("carryforward_periods", par["carryforward"])
     lots = []  # [origin, allowed_in, remaining]
     out_periods = []
     refund_total = Decimal(0)
@@ -83,7 +89,7 @@ def oracle(doc: dict) -> dict:
             room = Decimal("0.00")
         elif limited:
             floor = max(Decimal(str(p.get("minimum_tax", 0))), Decimal(str(p.get("alternative_minimum_assessment", 0))))
-            room = _floor(max(min(L * Decimal("0.5"), L - floor) - before, Decimal(0)))
+            room = _floor(max(min(L * par["share"], L - floor) - before, Decimal(0)))
         else:
             room = _floor(max(L - before, Decimal(0)))
         s, e = date.fromisoformat(p["start"]), date.fromisoformat(p["end"])
