@@ -20,7 +20,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;marg
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.88rem}th,td{border:1px solid #ccc;padding:.25rem .5rem}
 th{background:#f0f3f7;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.note{color:#555;font-size:.88rem}figure{margin:1rem 0}figcaption{font-weight:600;margin-bottom:.3rem}
+.wrap{overflow-x:auto}.note{color:#555;font-size:.88rem}figure{margin:1rem 0}figcaption{font-weight:600;margin-bottom:.3rem}
 """
 
 
@@ -99,7 +99,7 @@ def _table(df: pl.DataFrame, limit: int | None = None) -> str:
             cells.append(f'<td class="n">{escape(text)}</td>' if numeric else f"<td>{escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     more = f'<p class="note">First {limit} of {df.height} rows; every row is in the Parquet, CSV and Excel files.</p>' if limit and df.height > limit else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+    return f"<div class=\"wrap\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{more}"
 
 
 def _side_by_side(totals: pl.DataFrame) -> pl.DataFrame:
