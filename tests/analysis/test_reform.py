@@ -118,3 +118,22 @@ def test_claims_side_by_side_hold_both_figures_and_the_difference(run):
     changes = pl.read_parquet(run / "changes.parquet").filter(pl.col("scenario") == "amounts").row(0, named=True)
     assert changes["gain"] > 0 and changes["lose"] == 0
     assert sum(changes[k] for k in ("same", "gain", "lose", "timing", "become_eligible", "become_ineligible")) == CLAIMS
+
+
+def test_partitions_and_processes_decide_as_one(data, run, tmp_path):
+    """Claim-hash partitions (a split pass), in one process and on two, give the same tables."""
+    from qmcredit.analysis.reform import decide_scenarios
+    from qmcredit.law.parameter_set import baseline, load_reform
+
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--reform", str(data / "reforms/amounts.toml"), "--rows-per-partition", "40000", "--jobs", "1", "--out", str(tmp_path / "parts"))
+    for name in ("baseline", "amounts"):
+        for table in ("claims", "ledger"):
+            assert pl.read_parquet(tmp_path / f"parts/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
+    scenarios, info = decide_scenarios(data / "in/claims.parquet", data / "in/payroll.parquet", data / "in/periods.parquet",
+                                       [baseline(), load_reform(data / "reforms/amounts.toml")], jobs=2, rows_per_process=1,
+                                       rows_per_partition=60000, workdir=tmp_path)
+    assert info["partitions"] >= 2
+    for s in scenarios:
+        assert s.claims.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/claims.parquet"))
+        assert s.ledger.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/ledger.parquet"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -54,6 +55,11 @@ def reform(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: the tables (.parquet, .csv), analysis.xlsx, report.html, and each scenario's claims and ledger tables.")],
     reforms: Annotated[list[Path], typer.Option("--reform", help="A reform file (TOML, docs/analysis.md); repeat for several. None: the baseline alone.")] = [],  # noqa: B006
     periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv), as for `qmcredit batch`.")] = None,
+    jobs: Annotated[int, typer.Option(help="Local processes deciding partitions at once (default: the machine's cores), at most one per 2 million payroll rows.", min=1)] = os.cpu_count() or 1,
+    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address (workdir must be shared storage).")] = None,
+    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes: bounds memory.", min=1)] = 6_000_000,
+    workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
 ) -> None:
     """Decide the same claims under the baseline and under each reform, side by side: per claim,
     in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
@@ -67,7 +73,16 @@ def reform(
         names = [s.name for s in sets]
         if len(set(names)) < len(names):
             raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
-        scenarios, info = decide_scenarios(claims, payroll, periods, sets)
+        out.mkdir(parents=True, exist_ok=True)
+        plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or out}
+        if workers or scheduler:
+            from ..batch.distributed import cluster, dask_map
+
+            with cluster(scheduler, workers) as client:
+                n = len(client.scheduler_info()["workers"])
+                scenarios, info = decide_scenarios(claims, payroll, periods, sets, mapper=dask_map(client), min_partitions=2 * max(1, n), **plan)
+        else:
+            scenarios, info = decide_scenarios(claims, payroll, periods, sets, jobs=jobs, **plan)
     except ClaimError as e:
         _fail(e)
     tables = analysis_tables({s.params.name: s.costs for s in scenarios})
