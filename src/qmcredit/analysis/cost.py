@@ -35,7 +35,6 @@ import polars as pl
 from ..money import from_cents, money
 
 SIZE_BANDS = ("0", "1-9", "10-49", "50-249", "250+")
-MONEY = ("credit", "allowed", "applied", "refunded", "forfeited", "carried_forward", "cost")
 CLAIMS_TABLE_COLUMNS = ("claim_id", "tax")
 NO_POSITIONS = Decimal("0.000000")
 
