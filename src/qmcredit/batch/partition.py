@@ -159,15 +159,16 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str) -> tuple[pl.Data
 
 def decide_partition(
     claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, ids: list[str], reading: Future,
-    params: ParameterSet | None = None,
+    params: ParameterSet | None = None, validated: tuple[dict, dict] | None = None,
 ) -> PartitionResult:
     """Decide every claim of one partition: its claims-table rows, periods-table rows and all its
     payroll rows, whose reading (``engine.read_rows`` of ``payroll`` for the claims ``ids``,
-    sorted) is under way on a polars thread; under ``params`` (default: the baseline)."""
+    sorted) is under way on a polars thread; under ``params`` (default: the baseline).
+    ``validated``: the ``headers`` of ``claims`` and ``periods``, when already validated."""
     # polars works on a second thread while this one runs Python: the payroll rows are read while
     # the headers are validated, and measured while the headers are prepared.
     with ThreadPoolExecutor(max_workers=1) as polars_thread:
-        valid, invalid = headers(claims, periods)
+        valid, invalid = validated or headers(claims, periods)
         cache: dict = {}
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         for cid in ids:
