@@ -37,13 +37,13 @@ class Scenario:
 def decide_sets(k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, sets: list[ParameterSet]) -> tuple:
     """Partition ``k`` decided under every set: its payroll rows read once. Returns ``k``, each
     set's (claims, ledger) tables, and the rows read, bad and orphaned."""
-    from ..batch.partition import decide_partition, headers
+    from ..batch.partition import decide_partition
 
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})
     read = Future()
     read.set_result(read_rows(payroll, ids))
-    validated = headers(claims, periods)  # once: options a reform sets are applied by the rules (core.prepare)
-    results = [decide_partition(claims, periods, payroll, False, ids, read, params, validated) for params in sets]
+    shared: dict = {}  # the headers validated and the rows typed once (a reform's options are applied by core.prepare)
+    results = [decide_partition(claims, periods, payroll, False, ids, read, params, shared) for params in sets]
     first = results[0]
     return k, [(r.claims, r.ledger) for r in results], (first.rows, first.bad_rows, first.orphan_rows)
 
