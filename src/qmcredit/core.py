@@ -58,7 +58,7 @@ class Constants(NamedTuple):
     share: tuple[int, int]         # L2: the 50% limit, as a fraction
     amount_cents: tuple[int, int]  # C2: the amount per new position of each credit year
     year_ends: tuple[date, date]   # L1: the last day of each credit year
-    params: ParameterSet | None = None  # the parameters read (None: the baseline)
+    params: ParameterSet | None = None  # the parameters read (claim_constants always records the set)
 
 
 def claim_constants(header: ClaimHeader, params: ParameterSet | None = None) -> Constants:
