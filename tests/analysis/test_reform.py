@@ -137,3 +137,14 @@ def test_partitions_and_processes_decide_as_one(data, run, tmp_path):
     for s in scenarios:
         assert s.claims.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/claims.parquet"))
         assert s.ledger.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/ledger.parquet"))
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_decides_as_one_process(data, run, tmp_path):
+    """``--workers``: the partitions as Dask tasks on a local cluster, the same tables."""
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--reform", str(data / "reforms/amounts.toml"), "--workers", "2", "--out", str(tmp_path / "dask"))
+    for name in ("baseline", "amounts"):
+        for table in ("claims", "ledger"):
+            assert pl.read_parquet(tmp_path / f"dask/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
+    assert pl.read_parquet(tmp_path / "dask/totals.parquet").equals(pl.read_parquet(run / "totals.parquet").filter(pl.col("scenario").is_in(["baseline", "amounts"])))
