@@ -2,7 +2,8 @@
 claim document (no polars, no qmcredit imports). The engine must agree with it on generated claims.
 The minimum tax is given or derived by L2c from the schedule of N.J.A.C. 18:7-3.4 as RULES.md states
 it (privilege periods beginning in 2002 and after). V2: without credit year one's period, the ledger
-is undecided (None)."""
+is undecided (None). ``params`` reads RULES.md under changed parameters (a reform's, in force for
+every claim)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 CENT = Decimal("0.01")
+
+
+#: the parameters RULES.md reads (a reform changes them for every claim)
+PARAMS = {"amount_year_one": 2500, "amount_year_two": 1250, "full_time_hours": 140, "share": Decimal("0.5"), "carryforward": 5}
 
 
 def _r_half_up(x: Fraction) -> Decimal:
@@ -86,11 +91,12 @@ def counts_before(c: dict, credit_order: str) -> bool:
     return number < 14
 
 
-def _measure(doc: dict, loc: dict, employees: list, window: int | None) -> dict:
+def _measure(doc: dict, loc: dict, employees: list, window: int | None, par: dict) -> dict:
     """One location alone: P1-P5, C1-C3, E1-E4 (``window``: the taxpayer's first month of credit
     year one, None when this location sets it)."""
     o = doc.get("options", {})
     tp = doc["taxpayer"]
+    full = Fraction(str(par["full_time_hours"]))
     began = date.fromisoformat(loc["operations_began"])
     y1 = began.year * 12 + began.month - 1 + (0 if o.get("year_one_start") == "same_month_if_first_day" and began.day == 1 else 1)
     base = y1 - 12
@@ -108,12 +114,12 @@ def _measure(doc: dict, loc: dict, employees: list, window: int | None) -> dict:
             qualifying = sum(1 for m in ms if may and hours.get(m, 0) * 12 >= 20 * 52)
             for m in ms:
                 h = hours.get(m, Fraction(0))
-                if perm and h >= 140:
+                if perm and h >= full:
                     ft_count[m - base] += 1
                 elif qualifying >= 3 and may:
                     cap = o.get("equivalent_hours_cap")  # P4a
                     pt_hours[m - base] += h if cap is None else min(h, Fraction(str(cap)))
-    avg = [sum(ft_count[i] + pt_hours[i] / 140 for i in range(12 * k, 12 * k + 12)) / 12 for k in range(3)]
+    avg = [sum(ft_count[i] + pt_hours[i] / full for i in range(12 * k, 12 * k + 12)) / 12 for k in range(3)]
     new = [max(avg[k] - avg[0], Fraction(0)) for k in (1, 2)]
     if o.get("whole_positions"):
         new = [Fraction(int(x)) for x in new]
@@ -126,7 +132,8 @@ def _measure(doc: dict, loc: dict, employees: list, window: int | None) -> dict:
         and not tp.get("uez_benefit")
         and earlier in (None, f"{y1 // 12:04d}-{y1 % 12 + 1:02d}")
     )
-    credit = [_half_up(2500 * new[0]) if eligible else Decimal("0.00"), _half_up(1250 * new[1]) if eligible else Decimal("0.00")]
+    amounts = [Fraction(str(par["amount_year_one"])), Fraction(str(par["amount_year_two"]))]
+    credit = [_half_up(amounts[0] * new[0]) if eligible else Decimal("0.00"), _half_up(amounts[1] * new[1]) if eligible else Decimal("0.00")]
     ratio = min(new[1] / new[0], Fraction(1)) if new[0] > 0 else Fraction(0)
     return {"y1": y1, "eligible": eligible, "averages": avg, "new": new, "credit": credit, "ratio": ratio,
             "ends": [_last_day(y1 + 11), _last_day(y1 + 23)]}
@@ -151,22 +158,23 @@ def _share(room: Decimal, balances: list[Decimal], as_listed: bool) -> list[Deci
     return [Decimal(c) / 100 for c in cents]
 
 
-def oracle(doc: dict) -> dict:
+def oracle(doc: dict, params: dict | None = None) -> dict:
     """A one-location claim, or with ``locations`` the return (its figures, and each location's
-    under ``locations``)."""
+    under ``locations``); ``params``: changed parameters (``PARAMS``' names)."""
+    par = {**PARAMS, **(params or {})}
     sites = doc.get("locations") or [{**doc["location"], "employees": doc["employees"]}]
     window = None
     figures = []
     for k, s in enumerate(sites):
-        figures.append(_measure(doc, s, s["employees"], None if k == 0 or "locations" not in doc else figures[0]["y1"]))
-    return {**figures[0], **_ledger(doc, figures)} if "locations" not in doc else _ledger(doc, figures)
+        figures.append(_measure(doc, s, s["employees"], None if k == 0 or "locations" not in doc else figures[0]["y1"], par))
+    return {**figures[0], **_ledger(doc, figures, par)} if "locations" not in doc else _ledger(doc, figures, par)
 
 
-def _ledger(doc: dict, locs: list[dict]) -> dict:
+def _ledger(doc: dict, locs: list[dict], par: dict) -> dict:
     o = doc.get("options", {})
     tp = doc["taxpayer"]
-    cf = o.get("carryforward_periods", 5)
-    cf = 5 if cf == "form_313" else None if cf is None else int(cf)
+    cf = o.get("carryforward_periods", par["carryforward"])
+    cf = par["carryforward"] if cf == "form_313" else None if cf is None else int(cf)
     as_listed = o.get("location_order") == "as_listed"
     lots = []  # [location, origin, allowed_in, remaining]
     out_periods = []
@@ -182,7 +190,7 @@ def _ledger(doc: dict, locs: list[dict]) -> dict:
             room = Decimal("0.00")
         elif limited:
             floor = max(_minimum_tax(p, o) if tp["tax"] == "cbt" else _num(p.get("minimum_tax", 0)), _num(p.get("alternative_minimum_assessment", 0)))
-            room = _floor(max(min(L * Decimal("0.5"), L - floor) - before, Decimal(0)))
+            room = _floor(max(min(L * par["share"], L - floor) - before, Decimal(0)))
         else:
             room = _floor(max(L - before, Decimal(0)))
         s, e = date.fromisoformat(p["start"]), date.fromisoformat(p["end"])

@@ -98,16 +98,19 @@ RETURN_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_chec
 @RETURN_SETTINGS
 @given(returns())
 def test_L6_return_agrees_with_independent_reading(doc):
-    """L6, R1a, E4 across locations, L2a: the return and each location agree with the oracle."""
+    """L6, R1a, E4 across locations, L2a: the return and each location agree with the oracle
+    (V2: what the oracle leaves undecided, None, the engine gives as null)."""
     d = decide(doc).to_dict(explain=False)
     want = oracle(doc)
     assert d["eligible"] == want["eligible"]
     assert [Decimal(d["credit"][k]) for k in ("year_one", "year_two")] == want["credit"]
     for got, exp in zip(d["periods"], want["periods"], strict=True):
         for k, v in exp.items():
-            assert Decimal(got[k]) == v, (k, got, exp)
-    assert Decimal(d["refund"]) == want["refund"]
-    assert Decimal(d["carried_forward"]) == want["carried_forward"]
+            assert _dec(got[k]) == v, (k, got, exp)
+    assert _dec(d["refund"]) == want["refund"]
+    assert _dec(d["carried_forward"]) == want["carried_forward"]
+    if want["refund"] is None:  # V2: the locations' ledgers are undecided with the return's
+        return
     for got, exp in zip(d["locations"], want["locations"], strict=True):
         assert got["eligible"] == exp["eligible"]
         assert [Decimal(got["credit"][k]) for k in ("year_one", "year_two")] == exp["credit"]
@@ -117,12 +120,19 @@ def test_L6_return_agrees_with_independent_reading(doc):
                 assert Decimal(g[k]) == v, (got["id"], k, g, e)
 
 
+def _dec(v):
+    return None if v is None else Decimal(v)
+
+
 @RETURN_SETTINGS
 @given(returns())
 def test_L6_invariants_across_locations(doc):
     """Across all locations of a return: applied <= room <= 50% of liability in every period;
-    every dollar of every location ends applied, refunded, forfeited or carried."""
+    every dollar of every location ends applied, refunded, forfeited or carried (a ledger V2 leaves
+    undecided has no dollars to follow)."""
     d = decide(doc).to_dict(explain=False)
+    if d["refund"] is None:
+        return
     for k, (p, src) in enumerate(zip(d["periods"], doc["periods"])):
         room = Decimal(p["room"])
         applied = [Decimal(loc["periods"][k]["applied"]) for loc in d["locations"]]

@@ -200,6 +200,7 @@ def columns(
 
 def _register_shells() -> None:
     """The other shells' commands: each lives beside the shell it drives."""
+    from .analysis.cli import cost, reform
     from .batch.cli import batch, synth
     from .service.cli import audit_app, serve
     from .web.cli import form313
@@ -209,6 +210,8 @@ def _register_shells() -> None:
     app.command()(batch)
     app.command()(synth)
     app.add_typer(audit_app, name="audit")
+    app.command()(cost)
+    app.command()(reform)
 
 
 _register_shells()

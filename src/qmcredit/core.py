@@ -37,7 +37,8 @@ from .law import ledger as L
 from .law import limits
 from .law import order as O
 from .law.eligibility import Check
-from .law.parameters import Parameter, parameter
+from .law.parameter_set import ParameterSet, baseline
+from .law.parameters import Parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, average_denominator, classify, monthly, period_sums
 from .law.windows import PERIOD_NAMES, Window, Windows, windows, year_one_first_month
 from .money import cents, exact_decimal, from_cents, money
@@ -61,13 +62,16 @@ class Constants(NamedTuple):
     share: tuple[int, int]         # L2: the 50% limit, as a fraction
     amount_cents: tuple[int, int]  # C2: the amount per new position of each credit year
     year_ends: tuple[date, date]   # L1: the last day of each credit year
+    params: ParameterSet | None = None  # the parameters read (claim_constants always records the set)
 
 
-def claim_constants(header: ClaimHeader) -> Constants:
-    """The ``Constants`` of a claim."""
-    opts = header.options
+def claim_constants(header: ClaimHeader, params: ParameterSet | None = None) -> Constants:
+    """The ``Constants`` of a claim, under ``params`` (default: the baseline)."""
+    params = params or baseline()
+    header = params.header_for(header)  # a reform may set options
+    opts, parameter = header.options, params.parameter
     w = windows(header.location.operations_began, opts)
-    t = Thresholds.at(w.year_one.start)
+    t = Thresholds.at(w.year_one.start, params)
     cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns(),
             "eq_cap": None if opts.equivalent_hours_cap is None else opts.equivalent_hours_cap * HOURS_SCALE}  # P4a
     warnings = []
@@ -80,16 +84,16 @@ def claim_constants(header: ClaimHeader) -> Constants:
         cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
     share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
     amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
-    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end))
+    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end), params)
 
 
-def cached_constants(header: ClaimHeader, cache: dict) -> Constants:
-    """``claim_constants``, computed once per (credit year one, options): the operations date
-    matters only through the month credit year one starts (W1)."""
-    key = (year_one_first_month(header.location.operations_began, header.options), header.options)
+def cached_constants(header: ClaimHeader, cache: dict, params: ParameterSet | None = None) -> Constants:
+    """``claim_constants``, computed once per (credit year one, options, parameter set): the
+    operations date matters only through the month credit year one starts (W1)."""
+    key = (year_one_first_month(header.location.operations_began, header.options), header.options, params)
     k = cache.get(key)  # one lookup: the key's hash (the options model's) is not cached
     if k is None:
-        k = cache[key] = claim_constants(header)
+        k = cache[key] = claim_constants(header, params)
     return k
 
 
@@ -127,18 +131,20 @@ class Prepared:
 
     def amount(self, year: str) -> tuple[Parameter, Decimal]:
         """C2: the amount per new position in force at the start of the credit year."""
-        par = parameter(_AMOUNTS[year])
+        par = self.constants.params.parameter(_AMOUNTS[year])
         return par, par.at(getattr(self.windows, year).start).value
 
 
-def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None, window_of: tuple[str, str] | None = None) -> Prepared:
-    """Read a validated one-location header for the rules. ``cache``, shared by the claims of a
-    batch: their ``Constants`` and E1-E4 checks, each computed once for the claims that share its
-    inputs. ``window_of``: for a location of a several-location return without
-    ``earlier_credit_period_start``, the taxpayer's window (E4 across locations) as (its first
-    month "YYYY-MM", the id of the first listed location). Raises ``ClaimError`` when a period's
-    minimum tax (L2) can be neither read nor derived."""
-    k = claim_constants(header) if cache is None else cached_constants(header, cache)
+def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None, window_of: tuple[str, str] | None = None,
+            params: ParameterSet | None = None) -> Prepared:
+    """Read a validated one-location header for the rules, under ``params`` (default: the
+    baseline). ``cache``, shared by the claims of a batch: their ``Constants`` and E1-E4 checks,
+    each computed once for the claims that share its inputs. ``window_of``: for a location of a
+    several-location return without ``earlier_credit_period_start``, the taxpayer's window (E4
+    across locations) as (its first month "YYYY-MM", the id of the first listed location). Raises
+    ``ClaimError`` when a period's minimum tax (L2) can be neither read nor derived."""
+    k = claim_constants(header, params) if cache is None else cached_constants(header, cache, params)
+    header = k.params.header_for(header)
     tp, opts, w = header.taxpayer, header.options, k.windows
     limited = limits.limited(tp.tax, opts.insurer_limits)  # L2-L3
     mts = []
@@ -148,14 +154,14 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
             continue
         try:
             mts.append(limits.minimum_tax(tp.tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
-                                          p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum))
+                                          p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum, params))
         except limits.MinimumTaxUnknown as e:
             raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
     earlier, first_site = (tp.earlier_credit_period_start, None) if window_of is None else window_of
-    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, earlier, first_site, w.year_one.first_month)
+    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, earlier, first_site, w.year_one.first_month, params)
     checks = cache.get(check_key) if cache is not None else None
     if checks is None:
-        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, earlier, w, first_site)
+        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, earlier, w, first_site, k.params.qualified(w.year_one.start))
         if cache is not None:
             cache[check_key] = checks
     dates = tuple((p.start, p.end) for p in header.periods)
@@ -470,7 +476,7 @@ def _trace_rooms(note, prep: Prepared) -> None:
             {"liability": str(p.liability),
              **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
              "other_credits": [_other_credit(c, x, opts.credit_order) for c, x in zip(p.other_credits, prep.placed[i])]},
-            {"credit_limit_share": parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {},
+            {"credit_limit_share": prep.constants.params.parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {},
             reading=limits.ROOM_LIMITED if prep.limited else limits.ROOM_UNLIMITED, rule="L2" if prep.limited else "L3"))
 
 

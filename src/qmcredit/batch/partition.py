@@ -25,6 +25,7 @@ from ..claim import ClaimHeader, validate_header
 from ..core import NO_HOURS, Prepared, cached_constants, measured_months, measured_sums, prepare, present, settle
 from ..core import measure as measure_claim
 from ..law.windows import year_one_first_month
+from ..law.parameter_set import ParameterSet
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
@@ -169,15 +170,29 @@ def invalid_json(cid: str, found: list[Problem]) -> str:
     return json.dumps({"claim_id": cid, **ClaimError(found, cid).to_dict()}, ensure_ascii=False)
 
 
-def measure(looked: Lookup, constants: pl.DataFrame, name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _once(shared: dict | None, key: str, make):
+    """``make()``, or what an earlier scenario of the partition made of it (``shared``)."""
+    if shared is None:
+        return make()
+    if key not in shared:
+        shared[key] = make()
+    return shared[key]
+
+
+def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Type and check every payroll row (``payroll.check``, the work of ``normalize``, on the rows
     of ``read_rows``), then P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has
     a problem. ``constants``: one row per claim, in claim-id order, its row number being the
-    claim's code. Returns the monthly sums by claim code and month, and the bad rows."""
+    claim's code. Returns the monthly sums by claim code and month, and the bad rows. The rows'
+    typing needs no parameter: ``shared`` keeps it for the partition's other scenarios."""
     per_claim = lambda c: pl.lit(constants.get_column(c)).gather(pl.col("claim_id"))  # noqa: E731
-    typed, found = check(looked, as_of_idx=per_claim("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")))
-    bad = found.with_columns(typed.select(pl.col("claim_id", "_line").gather(found.get_column("_i")))).sort("claim_id", "_line").select(
-        "claim_id", "source", "problem")
+
+    def typed_rows() -> tuple[pl.DataFrame, pl.DataFrame]:
+        typed, found = check(looked, as_of_idx=per_claim("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")))
+        return typed, found.with_columns(typed.select(pl.col("claim_id", "_line").gather(found.get_column("_i")))).sort("claim_id", "_line").select(
+            "claim_id", "source", "problem")
+
+    typed, bad = _once(shared, "typed", typed_rows)
     # A claim with a bad row, like one without a valid header, is given no base month: ``classify``
     # then puts its rows in no period and ``monthly`` leaves them out (cheaper than filtering them).
     unmeasured = pl.int_range(pl.len()).is_in(bad.get_column("claim_id").unique().implode())
@@ -216,14 +231,17 @@ def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str
 
 def decide_partition(
     claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, ids: list[str], reading: Future,
+    params: ParameterSet | None = None, shared: dict | None = None,
 ) -> PartitionResult:
     """Decide every claim of one partition: its claims-table rows, periods-table rows and all its
     payroll rows, whose reading (``engine.read_rows`` of ``payroll`` for the claims ``ids``,
-    sorted) is under way on a polars thread."""
+    sorted) is under way on a polars thread; under ``params`` (default: the baseline).
+    ``shared``: what the partition's scenarios share (its headers validated, its rows typed), kept
+    by the first of them (``analysis.reform``)."""
     # polars works on a second thread while this one runs Python: the payroll rows are read while
     # the headers are validated, and measured while the headers are prepared.
     with ThreadPoolExecutor(max_workers=1) as polars_thread:
-        valid, invalid = headers(claims, periods)
+        valid, invalid = _once(shared, "headers", lambda: headers(claims, periods))
         members = return_members(claims, ids)
         disagreeing(members, valid, invalid)
         window_of = _windows(members, valid)
@@ -231,7 +249,7 @@ def decide_partition(
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         for cid in ids:
             header = valid.get(cid)
-            cols = cached_constants(header, cache).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+            cols = cached_constants(header, cache, params).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
             consts["claim_id"].append(cid)
             consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
             for k in CLAIM_COLUMNS:
@@ -242,12 +260,12 @@ def decide_partition(
             strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
             if strays:
                 raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
-        measuring = polars_thread.submit(measure, looked, constants, payroll.name)
+        measuring = polars_thread.submit(measure, looked, constants, payroll.name, shared)
         prepared: dict[str, Prepared] = {}
         unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
         for cid, header in valid.items():
             try:
-                prepared[cid] = prepare(header, cid, cache, window_of.get(cid))
+                prepared[cid] = prepare(header, cid, cache, window_of.get(cid), params)
             except ClaimError as e:
                 unprepared[cid] = e.problems
         per_month, bad = measuring.result()

@@ -43,10 +43,12 @@ def taxpayer_pays_eligible_tax(tax: str) -> Check:
     )
 
 
-def location_in_qualified_municipality(municipality: str) -> Check:
-    """E2 (a): the location is within a qualified municipality (a parameter; Camden)."""
-    match = next((m for m in qualified_municipalities() if m.matches(municipality)), None)
-    names = ", ".join(m.name for m in qualified_municipalities())
+def location_in_qualified_municipality(municipality: str, qualified: tuple | None = None) -> Check:
+    """E2 (a): the location is within a qualified municipality (a parameter; Camden). ``qualified``:
+    the municipalities of a ``ParameterSet`` (default: the parameter file's)."""
+    qualified = qualified_municipalities() if qualified is None else qualified
+    match = next((m for m in qualified if m.matches(municipality)), None)
+    names = ", ".join(m.name for m in qualified)
     return Check(
         "E2", "52:27BBB-55(a)", "The location is within a qualified municipality", match is not None,
         f"{municipality!r} is {'the qualified municipality ' + match.name if match else 'not a qualified municipality (qualified: ' + names + ')'}",
@@ -94,11 +96,12 @@ def operations_began_known(operations_began: date, source: str) -> dict:
 
 
 @rule("E5", "N.J.S.A. 52:27BBB-55(a), (d)", "eligible when every condition holds; every failed condition is reported")
-def checks(tax: str, municipality: str, uez_benefit: bool, earlier_start: str | None, windows: Windows, window_of: str | None = None) -> tuple[Check, ...]:
+def checks(tax: str, municipality: str, uez_benefit: bool, earlier_start: str | None, windows: Windows, window_of: str | None = None,
+           qualified: tuple | None = None) -> tuple[Check, ...]:
     """E5: every condition is checked, and every failure is reported, not only the first."""
     return (
         taxpayer_pays_eligible_tax(tax),
-        location_in_qualified_municipality(municipality),
+        location_in_qualified_municipality(municipality, qualified),
         no_uez_benefit(uez_benefit),
         single_credit_period(earlier_start, windows, window_of),
     )

@@ -80,6 +80,7 @@ def ama_problem(tax: str, start: date, s_corporation: bool, ama: Decimal | None)
 def minimum_tax(
     tax: str, start: date, end: date, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool,
     group_payroll_5m: bool, group_payroll: Decimal | None = None, combined_group_member: bool = False, s_corporation_group_minimum: str = "reduced",
+    params=None,
 ) -> MinimumTax:
     """L2 / L2c, N.J.S.A. 54:10A-5(e): the statutory minimum tax of a privilege period: as given,
     else from the schedule of the year it begins by New Jersey gross receipts; $2,000 for a member
@@ -87,8 +88,9 @@ def minimum_tax(
     periods ending on or after 2019-07-31 (P.L.2018, c.131); New Jersey S corporations at 75% for
     periods beginning in 2012 on, the group minimum too unless ``s_corporation_group_minimum`` is
     "full". The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none
-    unless given. Raises ``MinimumTaxUnknown`` when it can be neither read nor derived."""
-    p = minimum_tax_parameters()
+    unless given. ``params``: the ``ParameterSet`` whose schedule to read (default: the parameter
+    files). Raises ``MinimumTaxUnknown`` when it can be neither read nor derived."""
+    p = minimum_tax_parameters() if params is None else params.minimum_tax
     if given is not None:
         return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
     if tax != "cbt":

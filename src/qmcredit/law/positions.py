@@ -54,8 +54,10 @@ class Thresholds:
     trace: dict
 
     @classmethod
-    def at(cls, when: date) -> "Thresholds":
-        ft, wk, weeks, months = (parameter(n) for n in ("full_time_hours_per_month", "part_time_hours_per_week", "weeks_per_year", "part_time_months"))
+    def at(cls, when: date, params=None) -> "Thresholds":
+        """``params``: the ``ParameterSet`` to read (default: the parameter files)."""
+        get = parameter if params is None else params.parameter
+        ft, wk, weeks, months = (get(n) for n in ("full_time_hours_per_month", "part_time_hours_per_week", "weeks_per_year", "part_time_months"))
         pt = Fraction(wk.at(when).value) * Fraction(weeks.at(when).value) / 12
         return cls(
             Fraction(ft.at(when).value), pt, int(months.at(when).value),

@@ -1,0 +1,98 @@
+"""``qmcredit cost`` and ``qmcredit reform``: thin shells over ``cost``, ``reform`` and the writers."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..problems import ClaimError, Problem
+
+
+def write_all(tables: dict, scenarios: list[dict], out: Path) -> dict[str, str]:
+    """The tables (Parquet, CSV, workbook) and the HTML report into ``out``."""
+    from .outputs import write_tables
+    from .report import write_report
+
+    written = write_tables(tables, out)
+    written["report"] = write_report(tables, scenarios, out / "report.html")
+    return {k: str(v) for k, v in written.items()}
+
+
+def _fail(e: ClaimError) -> None:
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False).print(f"error: {e}", markup=False)
+    raise typer.Exit(2) from None
+
+
+def cost(
+    results: Annotated[Path, typer.Argument(help="A `qmcredit batch` output folder (claims.parquet, ledger.parquet).")],
+    claims: Annotated[Path, typer.Option("--claims", help="The claims table the batch decided (for each claim's tax).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: the cost tables (.parquet, .csv), analysis.xlsx, report.html.")],
+) -> None:
+    """What the credit costs the State: by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
+    from .cost import read_results
+    from .tables import analysis_tables
+
+    try:
+        for name in ("claims.parquet", "ledger.parquet"):
+            if not (results / name).is_file():
+                raise ClaimError([Problem(str(results), f"no {name}: give the --out folder of `qmcredit batch`")])
+        tables = analysis_tables({"baseline": read_results(results, claims)})
+    except ClaimError as e:
+        _fail(e)
+    typer.echo(json.dumps(write_all(tables, [{"name": "baseline", "description": "the law as in law/parameters/"}], out), indent=2))
+
+
+
+def reform(
+    claims: Annotated[Path, typer.Argument(help="Claims table (.parquet or .csv), as for `qmcredit batch`.")],
+    payroll: Annotated[Path, typer.Argument(help="Payroll table (.parquet or .csv), as for `qmcredit batch`: read once for every scenario.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: the tables (.parquet, .csv), analysis.xlsx, report.html, and each scenario's claims and ledger tables.")],
+    reforms: Annotated[list[Path], typer.Option("--reform", help="A reform file (TOML, docs/analysis.md); repeat for several. None: the baseline alone.")] = [],  # noqa: B006
+    periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv), as for `qmcredit batch`.")] = None,
+    jobs: Annotated[int, typer.Option(help="Local processes deciding partitions at once (default: the machine's cores), at most one per 2 million payroll rows.", min=1)] = os.cpu_count() or 1,
+    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address (workdir must be shared storage).")] = None,
+    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes: bounds memory.", min=1)] = 6_000_000,
+    workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
+) -> None:
+    """Decide the same claims under the baseline and under each reform, side by side: per claim,
+    in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
+    from ..batch.outputs import write_parquet
+    from ..law.parameter_set import baseline, load_reform
+    from .reform import decide_scenarios
+    from .tables import analysis_tables
+
+    try:
+        sets = [baseline(), *(load_reform(p) for p in reforms)]
+        names = [s.name for s in sets]
+        if len(set(names)) < len(names):
+            raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
+        out.mkdir(parents=True, exist_ok=True)
+        plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or out}
+        if workers or scheduler:
+            from ..batch.distributed import cluster, dask_map
+
+            with cluster(scheduler, workers) as client:
+                n = len(client.scheduler_info()["workers"])
+                scenarios, info = decide_scenarios(claims, payroll, periods, sets, mapper=dask_map(client), min_partitions=2 * max(1, n), **plan)
+        else:
+            scenarios, info = decide_scenarios(claims, payroll, periods, sets, jobs=jobs, **plan)
+    except ClaimError as e:
+        _fail(e)
+    tables = analysis_tables({s.params.name: s.costs for s in scenarios})
+    described = [{"name": s.params.name, "description": s.params.description, "changes": [c.row() for c in s.params.changes]} for s in scenarios]
+    written = write_all(tables, described, out)
+    for s in scenarios:
+        folder = out / "scenarios" / s.params.name
+        folder.mkdir(parents=True, exist_ok=True)
+        write_parquet(s.claims, folder / "claims.parquet")
+        write_parquet(s.ledger, folder / "ledger.parquet")
+    totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
+              for row in tables["totals"].iter_rows(named=True)}
+    typer.echo(json.dumps({**info, "totals": totals, "files": written}, indent=2))

@@ -1,0 +1,98 @@
+"""``qmcredit cost`` over a batch's outputs: the totals by fiscal year add up to the claims'
+ledgers, every group adds up to the totals, and the files open as they should (issue 17)."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+
+import polars as pl
+import pytest
+
+from qmcredit.analysis.cost import fiscal_year, size_band
+
+from .conftest import qmcredit
+
+MONEY = ("allowed", "applied", "refunded", "forfeited", "cost")
+
+
+@pytest.fixture(scope="module")
+def cost(data):
+    qmcredit("cost", str(data / "batch"), "--claims", str(data / "in/claims.parquet"), "--out", str(data / "cost"))
+    return data / "cost"
+
+
+def _sum(values) -> Decimal:
+    return sum((Decimal(v) for v in values if v is not None), Decimal("0.00"))
+
+
+def test_fiscal_year_runs_july_to_june_named_by_its_june():
+    assert fiscal_year(date(2008, 6, 30)) == 2008
+    assert fiscal_year(date(2008, 7, 1)) == 2009
+    assert fiscal_year(date(2008, 12, 31)) == 2009
+
+
+def test_firm_size_is_the_base_average_rounded_up_to_employees():
+    assert [size_band(Decimal(x)) for x in ("0", "0.000001", "9", "9.000001", "49.5", "249", "249.1", "250", "1800")] == [
+        "0", "1-9", "1-9", "10-49", "50-249", "50-249", "250+", "250+", "250+"]
+
+
+def test_totals_by_fiscal_year_add_up_to_the_ledgers(data, cost):
+    """L4, R1, L5: every decided ledger line lands in one fiscal year, by the end of its period."""
+    ledger = pl.read_parquet(data / "batch/ledger.parquet")
+    fy = pl.read_parquet(cost / "by_fiscal_year.parquet")
+    for ours, theirs in (("allowed", "allowed"), ("applied", "applied"), ("refunded", "refund"), ("forfeited", "forfeited")):
+        assert _sum(fy.get_column(ours)) == _sum(ledger.get_column(theirs)), ours
+    by_end = {}
+    for end, applied in ledger.select("end", "applied").iter_rows():
+        if applied is not None:
+            by_end[fiscal_year(end)] = by_end.get(fiscal_year(end), Decimal("0.00")) + Decimal(applied)
+    assert {y: Decimal(a) for y, a in fy.select("fiscal_year", "applied").iter_rows()} == by_end
+    totals = pl.read_parquet(cost / "totals.parquet").row(0, named=True)
+    for k in MONEY:
+        assert Decimal(totals[k]) == _sum(fy.get_column(k)), k
+    assert Decimal(totals["cost"]) == Decimal(totals["applied"]) + Decimal(totals["refunded"])
+
+
+def test_every_credit_ends_applied_refunded_forfeited_or_carried(cost):
+    claims = pl.read_parquet(cost / "claims.parquet").filter(pl.col("status") == "decided")
+    for row in claims.iter_rows(named=True):
+        assert Decimal(row["allowed"]) == sum(Decimal(row[k]) for k in ("applied", "refunded", "forfeited", "carried_forward")) or row["claim_id"]
+
+
+def test_groups_add_up_to_the_totals(cost):
+    totals = pl.read_parquet(cost / "totals.parquet").row(0, named=True)
+    for table in ("by_tax", "by_firm_size"):
+        df = pl.read_parquet(cost / f"{table}.parquet")
+        assert df.get_column("claims").sum() == totals["decided"]
+        for k in (*MONEY, "credit", "carried_forward", "new_positions"):
+            assert _sum(df.get_column(k)) == Decimal(totals[k]), (table, k)
+    years = pl.read_parquet(cost / "by_credit_year.parquet")
+    assert _sum(years.get_column("credit")) == Decimal(totals["credit"])
+    assert _sum(years.get_column("refunded")) == Decimal(totals["refunded"])
+    batch_totals = pl.read_parquet(cost / "by_credit_year.parquet").get_column("credit").to_list()
+    assert all(re.fullmatch(r"\d+\.\d\d", v) for v in batch_totals)
+
+
+def test_csv_and_workbook_hold_the_same_tables(cost):
+    from openpyxl import load_workbook
+
+    wb = load_workbook(cost / "analysis.xlsx")
+    for name in ("totals", "by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year", "claims"):
+        df = pl.read_parquet(cost / f"{name}.parquet")
+        assert pl.read_csv(cost / f"{name}.csv", infer_schema=False).rows() == df.cast(pl.Utf8).rows()
+        ws = wb[name]
+        assert [c.value for c in ws[1]] == df.columns
+        assert ws.max_row == df.height + 1
+    fy = wb["by_fiscal_year"]
+    cost_col = [c.value for c in fy[1]].index("cost")
+    assert sum(Decimal(str(r[cost_col].value)) for r in fy.iter_rows(min_row=2)) == Decimal(
+        pl.read_parquet(cost / "totals.parquet").get_column("cost").item())
+
+
+def test_the_report_reads_offline(cost):
+    html = (cost / "report.html").read_text()
+    assert re.findall(r"(?:https?:)?//[^\s\"'<>]+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg ")
+    assert "<script" not in html and "<link" not in html and "@import" not in html
+    assert html.count("<svg ") == 3

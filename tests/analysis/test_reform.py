@@ -1,0 +1,150 @@
+"""``qmcredit reform``: a reform that changes nothing decides exactly as the baseline, and
+reforms of the amounts (C2), the 140 hours (P2), the 50% share (L2) and the carryforward (L5)
+agree, claim by claim, with an independent reading of RULES.md under the changed parameters
+(``tests/oracle.py`` given the parameters). Issue 17."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from qmcredit.batch import synth
+
+from ..oracle import oracle
+from .conftest import CLAIMS, SEED, qmcredit
+
+EARLY = "2000-01-01"  # before every generated credit year: the reform's value is in force for every claim
+REFORMS = {
+    "amounts": ({"amount_year_one": 3000, "amount_year_two": 2000}, [("amount_year_one", "3000.00"), ("amount_year_two", "2000.00")]),
+    "hours_120": ({"full_time_hours": 120}, [("full_time_hours_per_month", "120")]),
+    "share_40": ({"share": Decimal("0.40")}, [("credit_limit_share", "0.40")]),
+    "carry_2": ({"carryforward": 2}, [("carryforward_periods", "2")]),
+}
+
+
+def reform_file(folder: Path, name: str, changes: list[tuple[str, str]]) -> Path:
+    text = f'name = "{name}"\ndescription = "test reform {name}"\n'
+    for par, value in changes:
+        text += (f'\n[[change]]\nname = "{par} to {value}"\nparameter = "{par}"\nfrom = "{EARLY}"\nvalue = "{value}"\n'
+                 f'source = "test"\ncite = "tests/analysis/test_reform.py"\n')
+    path = folder / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def run(data):
+    folder = data / "reforms"
+    folder.mkdir(exist_ok=True)
+    files = [reform_file(folder, "restated", [("amount_year_one", "2500.00"), ("full_time_hours_per_month", "140"), ("credit_limit_share", "0.50"),
+                                              ("carryforward_periods", "5")])]
+    files += [reform_file(folder, name, changes) for name, (_, changes) in REFORMS.items()]
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             *(a for f in files for a in ("--reform", str(f))), "--out", str(data / "reform"))
+    return data / "reform"
+
+
+def test_a_reform_that_changes_nothing_is_the_baseline_claim_by_claim_and_in_every_total(data, run):
+    for table in ("claims", "ledger"):
+        base = pl.read_parquet(data / f"batch/{table}.parquet")
+        assert pl.read_parquet(run / f"scenarios/baseline/{table}.parquet").equals(base)
+        assert pl.read_parquet(run / f"scenarios/restated/{table}.parquet").equals(base)
+    for table in ("totals", "by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year"):
+        df = pl.read_parquet(run / f"{table}.parquet")
+        parts = df.partition_by("scenario", as_dict=True, include_key=False)
+        assert parts[("restated",)].equals(parts[("baseline",)]), table
+    changes = pl.read_parquet(run / "changes.parquet").filter(pl.col("scenario") == "restated").row(0, named=True)
+    assert changes["same"] == CLAIMS and changes["gain"] == changes["lose"] == 0
+
+
+def _documents(data: Path) -> dict[str, dict]:
+    """The generated claims as the oracle reads them (employees embedded), where it can: every
+    period's minimum tax given, no as_of, one basis and ownership per employee."""
+    rows = pl.read_parquet(data / "in/payroll.parquet").with_columns(pl.col("claim_id").str.strip_chars())
+    by_claim = rows.partition_by("claim_id", as_dict=True)
+    docs = {}
+    for cid, doc in synth.documents(CLAIMS, SEED):
+        if doc.get("as_of") or any("minimum_tax" not in p for p in doc.get("periods", [])):
+            continue
+        employees, ok = [], True
+        for (eid,), e in by_claim.get((cid,), rows.clear()).partition_by("employee_id", as_dict=True).items():
+            kinds = e.select("basis", "ownership_interest", "owner_relation").unique()
+            if kinds.height != 1:
+                ok = False
+                break
+            basis, owner, relation = kinds.row(0)
+            employees.append({"id": eid, "basis": basis or "permanent", "ownership_interest": owner == "true", "owner_relation": relation,
+                              "hours": dict(e.select("month", "hours").iter_rows())})
+        if ok:
+            docs[cid] = {**doc, "employees": employees}
+    return docs
+
+
+@pytest.mark.parametrize("name", list(REFORMS))
+def test_reforms_agree_with_the_independent_reading_claim_by_claim(data, run, name):
+    params = REFORMS[name][0]
+    claims = pl.read_parquet(run / f"scenarios/{name}/claims.parquet").filter(pl.col("status") == "decided")
+    ledger = pl.read_parquet(run / f"scenarios/{name}/ledger.parquet")
+    lines = {}
+    for row in ledger.iter_rows(named=True):
+        lines.setdefault(row["claim_id"], []).append(row)
+    docs = _documents(data)
+    checked = 0
+    for row in claims.iter_rows(named=True):
+        doc = docs.get(row["claim_id"])
+        if doc is None:
+            continue
+        want = oracle(doc, params)
+        assert row["eligible"] == want["eligible"], row["claim_id"]
+        assert [Decimal(row["credit_year_one"]), Decimal(row["credit_year_two"])] == want["credit"], row["claim_id"]
+        assert Decimal(row["refund"]) == want["refund"] and Decimal(row["carried_forward"]) == want["carried_forward"], row["claim_id"]
+        for got, exp in zip(lines.get(row["claim_id"], []), want["periods"]):
+            for k, v in exp.items():
+                assert Decimal(got[k]) == v, (row["claim_id"], got["period"], k)
+        checked += 1
+    assert checked >= CLAIMS // 3  # the others derive their minimum tax from receipts, or have as_of
+    base = pl.read_parquet(run / "scenarios/baseline/claims.parquet")
+    assert not pl.read_parquet(run / f"scenarios/{name}/claims.parquet").equals(base), "the reform changed nothing: the test would prove nothing"
+
+
+def test_claims_side_by_side_hold_both_figures_and_the_difference(run):
+    claims = pl.read_parquet(run / "claims.parquet").filter(pl.col("scenario") == "amounts")
+    for row in claims.iter_rows(named=True):
+        assert Decimal(row["cost"]) - Decimal(row["cost_baseline"]) == Decimal(row["cost_difference"])
+        assert Decimal(row["credit"]) - Decimal(row["credit_baseline"]) == Decimal(row["credit_difference"])
+    changes = pl.read_parquet(run / "changes.parquet").filter(pl.col("scenario") == "amounts").row(0, named=True)
+    assert changes["gain"] > 0 and changes["lose"] == 0
+    assert sum(changes[k] for k in ("same", "gain", "lose", "timing", "become_eligible", "become_ineligible")) == CLAIMS
+
+
+def test_partitions_and_processes_decide_as_one(data, run, tmp_path):
+    """Claim-hash partitions (a split pass), in one process and on two, give the same tables."""
+    from qmcredit.analysis.reform import decide_scenarios
+    from qmcredit.law.parameter_set import baseline, load_reform
+
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--reform", str(data / "reforms/amounts.toml"), "--rows-per-partition", "40000", "--jobs", "1", "--out", str(tmp_path / "parts"))
+    for name in ("baseline", "amounts"):
+        for table in ("claims", "ledger"):
+            assert pl.read_parquet(tmp_path / f"parts/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
+    scenarios, info = decide_scenarios(data / "in/claims.parquet", data / "in/payroll.parquet", data / "in/periods.parquet",
+                                       [baseline(), load_reform(data / "reforms/amounts.toml")], jobs=2, rows_per_process=1,
+                                       rows_per_partition=60000, workdir=tmp_path)
+    assert info["partitions"] >= 2
+    for s in scenarios:
+        assert s.claims.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/claims.parquet"))
+        assert s.ledger.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/ledger.parquet"))
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_decides_as_one_process(data, run, tmp_path):
+    """``--workers``: the partitions as Dask tasks on a local cluster, the same tables."""
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--reform", str(data / "reforms/amounts.toml"), "--workers", "2", "--out", str(tmp_path / "dask"))
+    for name in ("baseline", "amounts"):
+        for table in ("claims", "ledger"):
+            assert pl.read_parquet(tmp_path / f"dask/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
+    assert pl.read_parquet(tmp_path / "dask/totals.parquet").equals(pl.read_parquet(run / "totals.parquet").filter(pl.col("scenario").is_in(["baseline", "amounts"])))
