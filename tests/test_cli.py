@@ -81,3 +81,23 @@ def test_help_texts():
     r = run("--help")
     assert r.returncode == 0 and "compute" in r.stdout and "explain" in r.stdout
     assert "--json" in run("compute", "--help").stdout
+
+
+def test_compute_no_explain_gives_the_same_determinations_without_the_trace():
+    """Issue 18: ``--no-explain`` builds no explanation at all (it used to build and drop it), and
+    every other field of every example's determination is the same as with the trace."""
+    import subprocess
+
+    paths = [str(example_file(n)) for n in example_names()]
+    runs = [subprocess.run([str(EXE), "compute", "--json", *flag, *paths], capture_output=True, text=True, timeout=300)
+            for flag in ([], ["--no-explain"])]
+    traced, bare = ([json.loads(line) for line in r.stdout.splitlines()] for r in runs)
+    assert len(traced) == len(bare) == len(paths)
+
+    def without_trace(d: dict) -> dict:
+        return {**{k: v for k, v in d.items() if k != "explanation"},
+                **({"locations": [without_trace(x) for x in d["locations"]]} if d.get("locations") else {})}
+
+    for t, b in zip(traced, bare):
+        assert "explanation" not in b and all("explanation" not in x for x in b.get("locations") or [])
+        assert without_trace(t) == without_trace(b)

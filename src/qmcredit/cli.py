@@ -59,18 +59,19 @@ def _report(e: ClaimError, path: Path) -> None:
         _say(f"{path}: {p.location}: {p.message}")
 
 
-def _decided(claims: list) -> list:
-    """Each claim's ``Determination``, or the ``ClaimError`` of a claim that a later stage than
-    loading refuses (so that one claim never takes the others down with it)."""
+def _decided(claims: list, explain: bool = True) -> list:
+    """Each claim's ``Determination`` (``explain``: with its explanation, B1), or the
+    ``ClaimError`` of a claim that a later stage than loading refuses (so that one claim never
+    takes the others down with it)."""
     from .core import decide_many
 
     try:
-        return decide_many(claims)
+        return decide_many(claims, explain)
     except ClaimError:
         out = []
         for c in claims:
             try:
-                out.append(decide_many([c])[0])
+                out.append(decide_many([c], explain)[0])
             except ClaimError as e:
                 out.append(e)
         return out
@@ -88,7 +89,7 @@ def compute(
     from .worksheet import print_worksheet
 
     loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))
-    decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)]))
+    decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)], explain or not json_out))
     results = [item if isinstance(item, ClaimError) else next(decided) for item in loaded]
     failed = False
     out = sys.stdout

@@ -309,9 +309,10 @@ def _window_of(claim: Claim) -> tuple[str, str] | None:
     return f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", parts[0].location_id
 
 
-def decide_many(claims: Sequence[Claim]) -> list[Determination]:
+def decide_many(claims: Sequence[Claim], explain: bool = True) -> list[Determination]:
     """Decide many claims: one columnar positions pass over every location, then each return's
-    figures (its locations under one room, L6), presented."""
+    figures (its locations under one room, L6), presented. ``explain=False`` builds no
+    explanation (B1) at all: the figures, ``pending`` and the rest are the same."""
     if not claims:
         return []
     cache: dict = {}
@@ -332,8 +333,8 @@ def decide_many(claims: Sequence[Claim]) -> list[Determination]:
     for c, codes in zip(claims, returns):
         preps = [parts[i][1] for i in codes]
         total, figs, pending_from = settle(preps, [measure(p, sums.get(i, NO_HOURS)) for p, i in zip(preps, codes)])
-        dets = [present(p, f, measured.get(i, {}), emps.get((i,))) for p, f, i in zip(preps, figs, codes)]
-        out.append(dets[0] if not c.parts else present_return(c, preps, figs, total, pending_from, dets))
+        dets = [present(p, f, measured.get(i, {}), emps.get((i,)) if explain else None, explain) for p, f, i in zip(preps, figs, codes)]
+        out.append(dets[0] if not c.parts else present_return(c, preps, figs, total, pending_from, dets, explain))
     return out
 
 
