@@ -15,6 +15,7 @@ def test_an_export_with_its_mapping(office):
     lines += [f'"{e["id"]}","{m[5:]}/{m[:4]}","{h}","{"FT" if e["basis"] == "permanent" else "Seasonal"}"'
               for e in doc.pop("employees") for m, h in e["hours"].items()]
     doc["payroll"] = "export.csv"
+    doc["taxpayer"]["id"] = "22-9000003"  # another taxpayer's claim: the same one twice is refused (409, issue 12)
     mapping = json.dumps({"columns": {"employee_id": "Worker", "month": "Per", "hours": "Wrk", "basis": "Kind"}})
     auth = office.auth("preparer")
     embedded = office.client.post("/api/v1/claims", content=example("03"), headers=auth).json()

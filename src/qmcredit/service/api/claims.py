@@ -178,7 +178,7 @@ def _form313(db: Database, who: Principal, claim_id: int) -> tuple[Evaluation, l
     with db.read() as session:
         claim, _tp = claim_for(session, who, claim_id)
         det = exact_json.loads(claims.current_revision(session, claim).determination)
-        ids = (det.get("return") or {}).get("claims") or [claim.id]
+        ids = [int(i) for i in (det.get("return") or {}).get("claims") or [claim.id]]  # JSON numbers are read as Decimal
         revs = [claims.current_revision(session, session.get(Claim, i)) for i in ids]
         stored = [(i, rev.document, claims.payroll_of(session, rev)) for i, rev in zip(ids, revs)]
     members = [taxreturn.Member(i, evaluate(document, payroll)) for i, document, payroll in stored]
