@@ -226,12 +226,11 @@ class Figures(NamedTuple):
 
     @property
     def refund(self) -> int:
-        return sum(ln.refund for ln in self.lines if not ln.pending)
+        return L.refunded(self.lines)
 
     @property
     def carried_forward(self) -> int:
-        done = [ln for ln in self.lines if not ln.pending]
-        return done[-1].carried_forward if done else 0
+        return L.carried_out(self.lines)
 
 
 def measure(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Measured:

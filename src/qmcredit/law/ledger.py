@@ -150,12 +150,22 @@ class Ledger(NamedTuple):
 
     @property
     def refund(self) -> int:
-        return sum(ln.refund for ln in self.lines if not ln.pending)
+        return refunded(self.lines)
 
     @property
     def carried_forward(self) -> int:
-        done = [ln for ln in self.lines if not ln.pending]
-        return done[-1].carried_forward if done else 0
+        return carried_out(self.lines)
+
+
+def refunded(lines: tuple[Line, ...]) -> int:
+    """R1: the total refunded over the periods decided."""
+    return sum(ln.refund for ln in lines if not ln.pending)
+
+
+def carried_out(lines: tuple[Line, ...]) -> int:
+    """L4: the balance carried out of the last period decided."""
+    done = [ln for ln in lines if not ln.pending]
+    return done[-1].carried_forward if done else 0
 
 
 def _sum_lines(lines: list[Line]) -> Line:
