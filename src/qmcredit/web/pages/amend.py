@@ -89,13 +89,13 @@ def _shown(value) -> str:
 
 def compare(before: dict, after: dict) -> dict:
     """The figures before and after, each row marked when it changes: the headline, then per period."""
-    head = [{"label": label, "before": _shown(_figure(before, n)), "after": _shown(_figure(after, n))} for n, label in HEADLINE]
+    head = [{"key": n, "label": label, "before": _shown(_figure(before, n)), "after": _shown(_figure(after, n))} for n, label in HEADLINE]
     b = {p["start"]: p for p in before.get("periods") or []}
     a = {p["start"]: p for p in after.get("periods") or []}
     periods = []
     for start in sorted(set(b) | set(a)):
         pb, pa = b.get(start) or {}, a.get(start) or {}
-        rows = [{"label": label, "before": _shown(pb.get(k)) if pb else "not filed",
+        rows = [{"key": k, "label": label, "before": _shown(pb.get(k)) if pb else "not filed",
                  "after": _shown(pa.get(k)) if pa else "removed"} for k, label in PERIOD_FIGURES]
         periods.append({"start": start, "end": (pa or pb).get("end"), "rows": rows})
     for row in head + [r for p in periods for r in p["rows"]]:
