@@ -5,6 +5,8 @@ the API's own (``GET /claims/{id}/documents``, ``.../evidence-requests``)."""
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse, Response
@@ -23,7 +25,7 @@ from ...service.rules import RULE_IDS
 from . import drill
 from .guard import check_csrf, viewer
 from .load import load_claim
-from .render import page, refusal
+from .render import env, page, refusal
 from .upload import _upload
 
 router = APIRouter(include_in_schema=False)
@@ -46,18 +48,34 @@ def _documents_page(request: Request, who: Principal, claim_id: int, status: int
     db = request.app.state.db
     view = load_claim(db, who, claim_id)
     documents, requests = _listing(db, who, claim_id)
-    figures = [name for name in drill.explained(view.det) if not name.startswith("employee")]
-    return page(request, "documents.html", who, status=status, view=view, documents=documents, requests=requests,
+    figures = sorted((name for name in drill.explained(view.det) if not name.startswith("employee")), key=_first_asked)
+    return page(request, "documents.html", who, status=status, view=view, det=view.det, documents=documents, requests=requests,
                 open_requests=[r for r in requests if r["answered_by_document_id"] is None], figures=figures,
                 kinds=[k for k in evidence.KINDS if k != "payroll_table"], kind_labels=KIND_LABELS, rule_ids=RULE_IDS,
-                label=drill_label, form_error=form_error or {})
+                label=lambda figure: figure_label(figure, view.det), form_error=form_error or {})
 
 
-def drill_label(figure: str) -> str:
-    """A figure's name as a preparer reads it ("credit.year_one" -> "Credit, year one")."""
+#: the figures a document most often supports, offered first
+ASKED = ("credit.", "new_positions.", "average_positions.", "sustained_effort_ratio", "refund", "carried_forward")
+
+
+def _first_asked(name: str) -> tuple[int, str]:
+    return next((i for i, prefix in enumerate(ASKED) if name.startswith(prefix)), len(ASKED)), name
+
+
+def figure_label(figure: str, det: dict) -> str:
+    """A figure's name as a preparer reads it: "credit.year_one" is "Credit, year one",
+    "periods[1].applied" is "Period from 2004-01-01, applied", "employee:E001" is "Employee E001"."""
     if figure.startswith("employee:"):
         return f"Employee {figure[len('employee:'):]}"
-    return figure.replace(".", ", ").replace("_", " ").replace("[", " ").replace("]", "").capitalize()
+    m = re.fullmatch(r"periods\[(\d+)\]\.(\w+)", figure)
+    periods = det.get("periods") or []
+    if m and int(m[1]) < len(periods):
+        return f"Period from {periods[int(m[1])]['start']}, {m[2].replace('_', ' ')}"
+    return figure.replace(".", ", ").replace("_", " ").capitalize()
+
+
+env.globals["figure_label"] = figure_label  # the claim page's evidence request names figures so too
 
 
 @router.get("/claims/{claim_id:int}/documents")
