@@ -7,14 +7,25 @@ Screenshots of each page go to QMCREDIT_SCREENSHOTS when it names a folder."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import httpx
 import pytest
 
 from .conftest import example_payroll, header_fields
-from .test_e2e_browser import _shot, _sign_in, browser, server  # noqa: F401 (fixtures)
+from .test_e2e_browser import _sign_in, browser, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 LIABILITY = "5000.00"  # room 2,500 a year (L2: half the tax, above the 2,000 minimum): year one carries forward
+
+
+def _shot(page, name: str, whole: bool = True) -> None:
+    """A screenshot at 1366x768, the whole page (or the first screen of a long one)."""
+    folder = os.environ.get("QMCREDIT_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=whole)
 
 
 def _api(page, base: str, path: str):
@@ -60,7 +71,7 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     figures = _headline(page)
     assert figures["Credit, year one"] == filed["determination"]["credit"]["year_one"]
     assert figures["Carried forward"] == filed["determination"]["carried_forward"] != "0.00"
-    _shot(page, "life-01-claim")
+    _shot(page, "life-01-claim", whole=False)
     _sign_out(page)
 
     # the examiner starts the review and requests evidence of credit year one (B1)
@@ -69,7 +80,8 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     page.get_by_role("button", name="Start the review").click()
     page.get_by_label("Figure to prove").select_option("credit.year_one")
     page.get_by_label("What to send").fill("the payroll registers behind year one's positions")
-    _shot(page, "life-02-request-evidence")
+    page.get_by_label("Figure to prove").scroll_into_view_if_needed()
+    _shot(page, "life-02-request-evidence", whole=False)
     page.get_by_role("button", name="Request the evidence").click()
     page.wait_for_url("**/documents")
     [asked] = _api(page, base, f"/claims/{claim_id}/evidence-requests")
@@ -140,6 +152,9 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     third = _api(page, base, f"/claims/{claim_id}")
     assert third["revision"] == 3 and third["determination"]["refund"] == refund_previewed == _headline(page)["Refund"]
     reasons = [r["reason"] for r in _api(page, base, f"/claims/{claim_id}/revisions")]
+    page.get_by_role("link", name="Amend the claim").click()
+    assert '"taxpayer"' in page.get_by_label("The claim document").input_value()
+    _shot(page, "life-05b-amend-claim")
     assert reasons[1:] == ["next period's return filed: the 2005 return", "period 2004-01-01 amended: 2004 return corrected"]
     _sign_out(page)
 

@@ -220,8 +220,12 @@ def _field(location: str) -> str:
 
 
 def _pretty(doc: dict) -> str:
-    """The document as the text area shows it: one key per line at the top, exact numbers."""
-    return "{\n" + ",\n".join(f"  {exact_json.dumps(k)}: {exact_json.dumps(v)}" for k, v in doc.items()) + "\n}"
+    """The document as the text area shows it: a key a line, a list's items a line each, exact numbers."""
+    def value(v) -> str:
+        if isinstance(v, list) and v:
+            return "[\n" + ",\n".join(f"    {exact_json.dumps(item)}" for item in v) + "\n  ]"
+        return exact_json.dumps(v)
+    return "{\n" + ",\n".join(f"  {exact_json.dumps(k)}: {value(v)}" for k, v in doc.items()) + "\n}"
 
 
 @router.get("/claims/{claim_id:int}/amend")

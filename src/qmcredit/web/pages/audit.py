@@ -92,7 +92,13 @@ def _where(session, f: Filters) -> list:
 
 
 def _shown(text: str | None) -> str:
-    return "" if text is None else exact_json.dumps(exact_json.loads_stored(text))
+    """A record kept before or after a change, one field a line."""
+    if text is None:
+        return ""
+    value = exact_json.loads_stored(text)
+    if not isinstance(value, dict):
+        return exact_json.dumps(value)
+    return "\n".join(f"{k}: {v if isinstance(v, str) else exact_json.dumps(v)}" for k, v in value.items())
 
 
 @router.get("/audit")
