@@ -1,11 +1,11 @@
 """API tokens on the pages: the signed-in person's tokens (name, when made, when they expire, revoked),
-a new one shown once, and revoking one. Issuing and revoking are the API's own functions
-(``POST /tokens``, ``DELETE /tokens/{id}``: preparers and examiners only, a token revoked by its
-owner only, each an audit event); the page adds nothing to them."""
+a new one shown once, and revoking one. A token is issued by ``auth.issue_token`` under the API's
+role rule (preparers and examiners, ``TokenIn``'s limits) and revoked by the API's own function
+(``DELETE /tokens/{id}``: its owner only); each is an audit event."""
 
 from __future__ import annotations
 
-import json
+from datetime import timedelta
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
@@ -13,16 +13,27 @@ from fastapi.responses import RedirectResponse
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from ...service.api.accounts import new_token, revoke_token
+from ...service.access import require
+from ...service.api.accounts import revoke_token
 from ...service.api.schemas import TokenIn
-from ...service.auth import Principal
+from ...service.auth import Principal, issue_token
 from ...service.errors import ApiError
-from ...service.models import ApiToken, now
+from ...service.models import ApiToken, User, now
 from .guard import check_csrf, viewer
 from .render import page, refusal
 
 router = APIRouter(include_in_schema=False)
 MAY_ISSUE = ("preparer", "examiner")
+
+
+def _issue(db, who: Principal, body: TokenIn) -> dict:
+    require(who, *MAY_ISSUE)
+
+    def work(session) -> dict:
+        token = issue_token(session, session.get(User, who.id), body.name, timedelta(days=body.days))
+        row = session.execute(select(ApiToken).where(ApiToken.user_id == who.id).order_by(ApiToken.id.desc())).scalars().first()
+        return {"id": row.id, "name": row.name, "token": token, "expires_at": row.expires_at.isoformat()}
+    return db.write(work)
 
 
 def _tokens_page(request: Request, who: Principal, issued: dict | None = None, error: ApiError | None = None,
@@ -50,12 +61,12 @@ async def issue(request: Request, who: Principal = Depends(viewer)):
         except ValidationError as e:
             raise ApiError(422, "the token needs a name and a lifetime",
                            [(str(err["loc"][0]), err["msg"]) for err in e.errors()]) from None
-        answer = await run_in_threadpool(new_token, body, who, request.app.state.db)
+        issued = await run_in_threadpool(_issue, request.app.state.db, who, body)
     except ApiError as e:
         if e.status == 422:
             return _tokens_page(request, who, error=e, values=values, status=422)
         return refusal(request, who, e, back="/tokens")
-    return _tokens_page(request, who, issued=json.loads(answer.body), status=201)
+    return _tokens_page(request, who, issued=issued, status=201)
 
 
 @router.post("/tokens/{token_id:int}/revoke")
