@@ -128,8 +128,13 @@ def period_from_values(values: dict[str, str], original: dict | None) -> dict:
 
 
 def values_of_period(period: dict) -> dict[str, str]:
-    return {name: ("on" if period.get(name) else "") if kind == "bool" else _shown(period.get(name)).replace("—", "")
-            for name, _label, kind, _help in PERIOD_FIELDS}
+    """A period's fields as the form shows them (a ticked box "on")."""
+    def shown(name: str, kind: str) -> str:
+        value = period.get(name)
+        if kind == "bool":
+            return "on" if value else ""
+        return "" if value is None or isinstance(value, (dict, list)) else str(value)
+    return {name: shown(name, kind) for name, _label, kind, _help in PERIOD_FIELDS}
 
 
 def next_period_values(doc: dict) -> dict[str, str]:
