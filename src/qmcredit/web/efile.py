@@ -35,6 +35,8 @@ def rows(forms: list[Form313]) -> list[dict]:
 
         add("header", "form_version", "Form 313 layout followed", f.version["id"])
         add("header", "form_year", "Form year", str(f.version["form_year"]))
+        if f.version["warning"]:
+            add("header", "layout_warning", "The form year's own layout is not recorded", f.version["warning"])
         add("header", "name", "Name as shown on return", f.taxpayer_name)
         add("header", "federal_id", "Federal ID number", f.taxpayer_id)
         if f.version["unitary_id"]:

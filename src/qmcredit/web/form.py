@@ -106,10 +106,16 @@ def form_year(end: date) -> int:
 
 
 def version_for(end: date) -> dict:
-    """The recorded version of Form 313 whose layout the form of a period ending on ``end`` follows."""
+    """The recorded version of Form 313 whose layout the form of a period ending on ``end`` follows,
+    with ``warning`` (else "") when that form year's own print is not recorded (a year before the
+    version's ``print_year``, e.g. every year before 2013)."""
     year = form_year(end)
     fitting = [v for v in versions() if v["from_form_year"] <= year]
-    return {**(fitting[-1] if fitting else versions()[0]), "form_year": year}
+    v = fitting[-1] if fitting else versions()[0]
+    warning = "" if year >= v["print_year"] else (
+        f"The Division's layout of Form 313 for form year {year} is not recorded: this form follows the {v['id']} print "
+        f"({v['printed']}), whose parts and line numbers are recorded; compare it with the form the Division published for {year}.")
+    return {**v, "form_year": year, "warning": warning}
 
 
 # --- data the claim gives (isolated: other engineers' fields arrive here) --------------------

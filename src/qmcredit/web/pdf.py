@@ -179,7 +179,9 @@ def _form_header(f: Form313) -> list:
         out += [Spacer(1, 2), oval]
     share = (f" This is the form of the taxpayer's location {f.location_id}, one of {f.locations} on this return: the credit is applied under "
              "one room per return (L6), and line 16 lists what the other locations take of it." if f.location_id else "")
-    out += [Spacer(1, 2), _p(f"Laid out as {v['printed']}, the version for form year {v['form_year']}. "
+    laid = (f"Laid out as {v['printed']}: the Division's layout for form year {v['form_year']} is not recorded (see the worksheet). "
+            if v["warning"] else f"Laid out as {v['printed']}, the version for form year {v['form_year']}. ")
+    out += [Spacer(1, 2), _p(laid +
                              "Figures from the qmcredit determination of the claim; the attached worksheet shows the work behind every line." + share, SMALL)]
     return out
 
@@ -374,6 +376,9 @@ def _sharing_story(claim, det) -> list:
     d = as_dict(det)
     story += [Spacer(1, 4), _p(f"Refund of the return (R1a, each location's own year-one balance times its own sustained effort ratio): "
                                f"{shown(d.get('refund'))}. Carried forward after the last period: {shown(d.get('carried_forward'))}.", BODY)]
+    notes = [*d.get("warnings", []), *(w for w in {version_for(end)["warning"]: None for _, end in det.ledger.dates} if w)]
+    if notes:
+        story += [*_heading("Notes"), *(_p(f"- {n}") for n in notes)]
     return story
 
 
@@ -442,7 +447,8 @@ def _worksheet_story(claim, det, of=None) -> list:
               [1.5 * inch, 1.1 * inch] + [(FRAME_WIDTH - 2.6 * inch) / 6] * 6),
         KeepTogether([*_heading("The ledger chart"), chart_drawing(ledger_layout(d))]),
     ]
-    notes = [*d.get("warnings", []), *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
+    layouts = {version_for(end)["warning"]: None for _, end in det.ledger.dates} if of is None else {}
+    notes = [*d.get("warnings", []), *(w for w in layouts if w), *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
                                        f"{v['allowed_for_period_containing']}, which the claim does not give: not yet applied"
                                        for o, v in (d.get("not_yet_applied") or {}).items())]
     if (d.get("pending") or {}).get("as_of"):
