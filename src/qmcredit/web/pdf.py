@@ -11,7 +11,8 @@ All text is real text in an embedded TrueType font (Bitstream Vera, shipped with
 its licence, ``reportlab/fonts/bitstream-vera-license.txt``), each figure exactly as the
 determination writes it, so ``pdftotext`` reads back the determination. Output is deterministic
 (reportlab's ``invariant`` mode: fixed dates and document id), so the same claim gives the same
-bytes. PDF/A is not written: the open-source reportlab has no PDF/A output.
+bytes. The open-source reportlab has no PDF/A output: ``pdfa.pdfa_2b`` adds what PDF/A-2b asks
+of these files (XMP metadata, an sRGB OutputIntent; docs/form313.md says what is checked).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak,
 from .figures import LEDGER_LABELS, PERIOD_LABELS, as_dict, ledger_table, monthly_table, select_period, shown
 from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, line16_credits, line16_letter, location_text, return_forms, room_shared, version_for
 from .layout import Chart, Group, Line, Rect, Text, ledger_layout, monthly_layout
+from .pdfa import pdfa_2b
 
 FONT, FONT_BOLD = "QMCVera", "QMCVera-Bold"
 
@@ -245,7 +247,7 @@ def forms_pdf(forms: list[Form313]) -> bytes:
             story.append(PageBreak())
         story += _form_story(doc, f)
     doc.build(story)
-    return buf.getvalue()
+    return pdfa_2b(buf.getvalue())
 
 
 def forms313_pdf(claim, det, periods: list[int | str] | None = None, preparer: Preparer = Preparer(), location: str | None = None) -> bytes:
@@ -337,7 +339,7 @@ def worksheet_pdf(claim, det) -> bytes:
             story += [PageBreak(), _Footer(doc, f"Form 313 worksheet - {tp.name} ({tp.id}) - location {part.location_id}"),
                       *_worksheet_story(part, loc, det)]
     doc.build(story)
-    return buf.getvalue()
+    return pdfa_2b(buf.getvalue())
 
 
 def _sharing_story(claim, det) -> list:
