@@ -118,6 +118,21 @@ def version_for(end: date) -> dict:
     return {**v, "form_year": year, "warning": warning}
 
 
+def layout_warnings(ends) -> list[str]:
+    """The worksheet's notes on the layouts of periods ending on ``ends``: one per recorded print
+    used for form years whose own print is not recorded, naming those years."""
+    years: dict[str, list[int]] = {}
+    for end in ends:
+        v = version_for(end)
+        if v["warning"] and v["form_year"] not in years.setdefault(v["id"], []):
+            years[v["id"]].append(v["form_year"])
+    by_id = {v["id"]: v for v in versions()}
+    return [f"The Division's layout of Form 313 for form year{'s' if len(ys) > 1 else ''} {', '.join(map(str, ys))} is not recorded: "
+            f"{'these forms follow' if len(ys) > 1 else 'this form follows'} the {vid} print ({by_id[vid]['printed']}), whose parts and line "
+            f"numbers are recorded; compare with the form{'s' if len(ys) > 1 else ''} the Division published for {'those years' if len(ys) > 1 else ys[0]}."
+            for vid, ys in years.items() if ys]
+
+
 # --- data the claim gives (isolated: other engineers' fields arrive here) --------------------
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from .figures import LEDGER_LABELS, PERIOD_LABELS, as_dict, ledger_table, monthly_table, select_period, shown
-from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, line16_credits, line16_letter, location_text, return_forms, room_shared, version_for
+from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, layout_warnings, line16_credits, line16_letter, location_text, return_forms, room_shared, version_for
 from .layout import Chart, Group, Line, Rect, Text, ledger_layout, monthly_layout
 from .pdfa import pdfa_2b
 
@@ -378,7 +378,7 @@ def _sharing_story(claim, det) -> list:
     d = as_dict(det)
     story += [Spacer(1, 4), _p(f"Refund of the return (R1a, each location's own year-one balance times its own sustained effort ratio): "
                                f"{shown(d.get('refund'))}. Carried forward after the last period: {shown(d.get('carried_forward'))}.", BODY)]
-    notes = [*d.get("warnings", []), *(w for w in {version_for(end)["warning"]: None for _, end in det.ledger.dates} if w)]
+    notes = [*d.get("warnings", []), *layout_warnings(end for _, end in det.ledger.dates)]
     if notes:
         story += [*_heading("Notes"), *(_p(f"- {n}") for n in notes)]
     return story
@@ -449,8 +449,8 @@ def _worksheet_story(claim, det, of=None) -> list:
               [1.5 * inch, 1.1 * inch] + [(FRAME_WIDTH - 2.6 * inch) / 6] * 6),
         KeepTogether([*_heading("The ledger chart"), chart_drawing(ledger_layout(d))]),
     ]
-    layouts = {version_for(end)["warning"]: None for _, end in det.ledger.dates} if of is None else {}
-    notes = [*d.get("warnings", []), *(w for w in layouts if w), *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
+    layouts = layout_warnings(end for _, end in det.ledger.dates) if of is None else []
+    notes = [*d.get("warnings", []), *layouts, *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
                                        f"{v['allowed_for_period_containing']}, which the claim does not give: not yet applied"
                                        for o, v in (d.get("not_yet_applied") or {}).items())]
     if (d.get("pending") or {}).get("as_of"):
