@@ -92,6 +92,7 @@ def form313(claim: Claim, det: Determination, of: Determination | None = None) -
             "other_credits_after": c(r.other_after),
             "line_16": line_16(claim, index, others),
             "other_locations_credit": c(others),
+            "line_16_total": c(r.other_before + others),  # Form 313 line 16: the credits before this one and, L6, the other locations'
             "allowable_credit": c(max(r.room - others, 0)),
             "credit_applied": None if line.pending else c(line.applied),
         }

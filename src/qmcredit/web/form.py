@@ -340,12 +340,8 @@ def part_four(claim, f: dict, version: dict, others: list[tuple[str, str]] = ())
     erc = directors_list().credits[directors_list().this_credit - 1].name
     lines += [FormLine("", f"{erc} taken on this return for the taxpayer's location {loc} (one room per return, L6; see the worksheet)",
                        amount, f"16erc.{loc}") for loc, amount in others]
-    if f["pending"] or not others:
-        total = iv["other_credits_before"]
-    else:
-        total = _total(iv["other_credits_before"], iv["other_locations_credit"])
     lines += [
-        FormLine("16", "Total", total),
+        FormLine("16", "Total", iv["line_16_total"]),
         FormLine("17", "Subtract line 16 from line " + ("15" if iv["limits_apply"] else "11") + ". If the result is less than zero, enter zero",
                  iv["allowable_credit"]),
         FormLine("18", "Allowable credit for the current tax period: the lesser of line 10 or line 17 (here and on Schedule A-3 of the "
