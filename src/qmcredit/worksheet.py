@@ -107,10 +107,10 @@ def worksheet(claim: Claim, det: Determination, of: Determination | None = None)
             t.add_row("  14 liability less floor", p4["liability_less_floor"])
         else:
             t.add_row("  12-15 limits (L3)", "none for this tax")
-        t.add_row("  16 credits taken on the return before this one (L2a" + (", L6" if of is not None else "") + ")", p4["line_16_total"])
+        t.add_row("  16 credits taken on the return before this one (L2a" + (", L6" if of is not None else "") + ")", _v(p4["line_16_total"]))
         for c in p4["line_16"]:
             t.add_row(f"    {c['name']}" + (f" ({c['code']})" if c["code"] else ""), c["amount"])
-        t.add_row("  17 allowable credit (room)", p4["allowable_credit"])
+        t.add_row("  17 allowable credit (room)", _v(p4["allowable_credit"]))
         t.add_row("  18 credit applied", _v(p4["credit_applied"]))
         for o in f["part_v"]:
             t.add_row(f"[bold]Part V[/bold] {o['label']}: opening / allowed / applied / refund / forfeited",

@@ -175,3 +175,23 @@ def test_generated_returns_line_18_sums_to_the_returns_applied(doc):
         if p["applied"] is not None:
             total = sum(Decimal(x["value"]) for x in rows if x["period_start"] == p["start"] and x["part"] == "IV" and x["line"] == "18")
             assert total == Decimal(p["applied"])
+
+
+def test_a_pending_period_leaves_lines_16_to_18_pending(tmp_path):
+    """Example 07 as of 2011-12-31: 2012's payroll is not known, so neither is what the other
+    location takes of the room; lines 16-18 say pending, the decided periods print as before."""
+    doc = json.loads(EXAMPLE_07.read_text())
+    doc["as_of"] = "2011-12-31"
+    for loc in doc["locations"]:
+        for e in loc["employees"]:
+            e["hours"] = {m: h for m, h in e["hours"].items() if m <= "2011-12"}
+    src = tmp_path / "pending.json"
+    src.write_text(json.dumps(doc))
+    out = tmp_path / "p.pdf"
+    r = run("form313", src, "--all", "--out", out)
+    assert r.returncode == 0, r.stderr
+    printed = printed_lines(pdf_text(out.read_bytes(), tmp_path))
+    det = qmcredit.decide(qmcredit.load_claim(src)).to_dict(explain=False)
+    assert_form_matches(det, pdf_text(out.read_bytes(), tmp_path))
+    for loc in ("federal", "admiral"):
+        assert [printed[(loc, "2012-01-01")][no] for no in ("16", "17", "18")] == ["pending"] * 3

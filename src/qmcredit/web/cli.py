@@ -4,8 +4,8 @@ with several locations (L6) gives each location's form under the return's one ro
 location (``--location ID``: that location's only).
 
 A typer command function; the main CLI registers it with ``app.command()(form313)``. Exit codes
-follow the main CLI: 1 the claim is invalid, 2 the command line is wrong (an unknown period: the
-periods available are listed). The PDF is written atomically (a temporary file in the same folder,
+follow the main CLI: 1 the claim is invalid, 2 the command line is wrong (an unknown period or
+location: the periods or locations available are listed). The PDF is written atomically (a temporary file in the same folder,
 then renamed), so a reader never sees half a file.
 """
 

@@ -341,9 +341,9 @@ def part_four(claim, f: dict, version: dict, others: list[tuple[str, str]] = ())
     lines += [FormLine("", f"{erc} taken on this return for the taxpayer's location {loc} (one room per return, L6; see the worksheet)",
                        amount, f"16erc.{loc}") for loc, amount in others]
     lines += [
-        FormLine("16", "Total", iv["line_16_total"]),
+        FormLine("16", "Total", shown(iv["line_16_total"])),
         FormLine("17", "Subtract line 16 from line " + ("15" if iv["limits_apply"] else "11") + ". If the result is less than zero, enter zero",
-                 iv["allowable_credit"]),
+                 shown(iv["allowable_credit"])),
         FormLine("18", "Allowable credit for the current tax period: the lesser of line 10 or line 17 (here and on Schedule A-3 of the "
                        "CBT-100, CBT-100S or BFC-1)", shown(iv["credit_applied"])),
     ]

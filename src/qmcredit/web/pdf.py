@@ -3,7 +3,8 @@
 ``form313_pdf`` lays one privilege period out line for line as the Division of Taxation's Form 313
 of the period's year (``form.version_for``; figures from ``form``), with a rider for Part II when
 more than five employees qualify and a preparer block; ``forms313_pdf`` puts several periods' forms
-in one file; ``worksheet_pdf`` is the attachment the form refers to: eligibility checks, the credit
+in one file (of a several-location claim, every location's, or one's, under the return's room, L6;
+``forms_pdf`` any list of forms); ``worksheet_pdf`` is the attachment the form refers to: eligibility checks, the credit
 years, the people excluded, the 36 months, averages and credits, the monthly chart, the ledger,
 each period's line 16 credits and its chart.
 
