@@ -174,9 +174,13 @@ def test_B1_every_figure_of_a_return_walks_back_to_its_inputs():
         assert walk(det, e["figure"]), e["figure"]  # every figure it depends on is in the trace
 
 
-def test_form313_pdf_of_a_return_is_refused_clearly_not_a_traceback(tmp_path):
+def test_form313_pdf_of_a_return_gives_each_locations_form(tmp_path):
+    """Issue 12 item 5 (brief h12f): the command once refused a return; it now writes each
+    location's Form 313 under the shared room (tests/web/test_form313_locations.py checks the lines)."""
     path = tmp_path / "return.json"
     path.write_text(json.dumps(TWO))
     r = subprocess.run([str(EXE), "form313", str(path), "--period", "2005", "--out", str(tmp_path / "f.pdf")],
                        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
-    assert r.returncode == 2 and "several locations (L6)" in r.stderr and "internal error" not in r.stderr
+    assert r.returncode == 0 and "internal error" not in r.stderr, r.stderr
+    text = subprocess.run(["pdftotext", str(tmp_path / "f.pdf"), "-"], capture_output=True, text=True, timeout=60).stdout
+    assert "location a - tax period 2005" in text and "location b - tax period 2005" in text

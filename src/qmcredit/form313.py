@@ -76,6 +76,7 @@ def form313(claim: Claim, det: Determination, of: Determination | None = None) -
     c = lambda x: None if x is None else money(from_cents(x))  # noqa: E731
     for index, ((start, end), r, line) in enumerate(zip(ledger.dates, ledger.rooms, ledger.lines)):
         others = 0 if of is None or line.pending else of.ledger.lines[index].applied - line.applied
+        shared_pending = of is not None and line.pending  # what the other locations take is not decided yet
         part3 = {
             "year_one": {"new_positions": part2["new_positions_year_one"], "amount_per_position": money(a1), "credit": cash(det.credit["year_one"])},
             "year_two": {"new_positions": part2["new_positions_year_two"], "amount_per_position": money(a2), "credit": cash(det.credit["year_two"])},
@@ -92,7 +93,9 @@ def form313(claim: Claim, det: Determination, of: Determination | None = None) -
             "other_credits_after": c(r.other_after),
             "line_16": line_16(claim, index, others),
             "other_locations_credit": c(others),
-            "allowable_credit": c(max(r.room - others, 0)),
+            # Form 313 line 16: the credits before this one and, L6, the other locations' (not known while pending); line 17
+            "line_16_total": None if shared_pending else c(r.other_before + others),
+            "allowable_credit": None if shared_pending else c(max(r.room - others, 0)),
             "credit_applied": None if line.pending else c(line.applied),
         }
         part5 = [

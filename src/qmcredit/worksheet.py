@@ -14,7 +14,7 @@ from rich.table import Table
 from .claim import Claim
 from .determination import Determination
 from .form313 import form313
-from .web.form import excluded_people
+from .web.form import excluded_people, room_shared
 
 
 def _v(x) -> str:
@@ -29,15 +29,17 @@ def return_worksheet(claim: Claim, det: Determination) -> Group:
         f"{len(det.locations)} locations; credit window (E4) {d['windows']['year_one']['start']} to {d['windows']['year_two']['end']}\n"
         f"Eligible: [bold]{'yes' if det.eligible else 'NO'}[/bold]    Refund: {_v(d['refund'])}    Carried forward: {_v(d['carried_forward'])}",
         title=f"Form 313 worksheet - N.J.S.A. 52:27BBB-55 - {h.taxpayer.name or h.taxpayer.id} ({h.taxpayer.id}): one return", expand=False)]
-    t = Table(title=f"One room per period, shared among the locations (L6, location_order = {h.options.location_order})")
-    t.add_column("period")
-    t.add_column("room", justify="right")
-    for loc in det.locations:
-        t.add_column(f"{loc.claim_id} applied", justify="right")
-    t.add_column("applied", justify="right")
-    locs = [x["periods"] for x in d["locations"]]
-    for k, p in enumerate(d["periods"]):
-        t.add_row(f"{p['start']} to {p['end']}", p["room"], *(_v(lp[k]["applied"]) for lp in locs), _v(p["applied"]))
+    t = Table(title=f"One room per period, shared among the locations (L6; year one first, L4; location_order = {h.options.location_order})")
+    for col in ("period", "room", "year of origin", "room left", "location", "balance", "share", "applied"):
+        t.add_column(col, justify="right" if col in ("room", "room left", "balance", "share", "applied") else "left")
+    for s in room_shared(det):
+        first = True
+        for origin, left, _total, held in s.origins:
+            for k, (loc, balance, share, applied) in enumerate(held):
+                t.add_row(s.period if first else "", s.room if first else "", origin.replace("_", " ") if not k else "", left if not k else "",
+                          loc, balance, share, applied)
+                first = False
+        t.add_row(s.period if first else "", s.room if first else "", "[bold]applied on the return[/bold]", "", "", "", "", s.applied)
     parts.append(t)
     for part, loc in zip(claim.parts, det.locations):
         parts.append(worksheet(part, loc, det))
@@ -105,10 +107,10 @@ def worksheet(claim: Claim, det: Determination, of: Determination | None = None)
             t.add_row("  14 liability less floor", p4["liability_less_floor"])
         else:
             t.add_row("  12-15 limits (L3)", "none for this tax")
-        t.add_row("  16 credits taken on the return before this one (L2a)", p4["other_credits_before"])
+        t.add_row("  16 credits taken on the return before this one (L2a" + (", L6" if of is not None else "") + ")", _v(p4["line_16_total"]))
         for c in p4["line_16"]:
             t.add_row(f"    {c['name']}" + (f" ({c['code']})" if c["code"] else ""), c["amount"])
-        t.add_row("  17 allowable credit (room)", p4["allowable_credit"])
+        t.add_row("  17 allowable credit (room)", _v(p4["allowable_credit"]))
         t.add_row("  18 credit applied", _v(p4["credit_applied"]))
         for o in f["part_v"]:
             t.add_row(f"[bold]Part V[/bold] {o['label']}: opening / allowed / applied / refund / forfeited",

@@ -82,6 +82,25 @@ def test_layout_versions_are_dated():
     assert not version_for(date(2010, 12, 31))["unitary_id"] and version_for(date(2023, 12, 31))["combined_return_oval"]
 
 
+def test_before_2013_the_2013_layout_with_a_warning(tmp_path):
+    """Pre-2013 form years follow the 2013 print (the earliest recorded, form313_versions.toml's
+    print_year); the form's note and the worksheet warn that the Division's earlier layout was not
+    recorded; 2013 itself does not warn, nor does the e-file header."""
+    for end, warned in ((date(2004, 12, 31), True), (date(2012, 12, 31), True), (date(2013, 12, 31), False), (date(2018, 12, 31), False),
+                        (date(2020, 12, 31), True), (date(2022, 12, 31), False)):
+        v = version_for(end)
+        assert bool(v["warning"]) == warned, end
+        if warned:
+            assert f"form year {end.year} is not recorded" in v["warning"] and f"follows the {v['id']} print" in v["warning"]
+    claim, det = decided("01-expansion-cap-carryforward")  # periods 2004-2007
+    form = " ".join(pdf_text(form313_pdf(claim, det, "2006"), tmp_path).split())
+    assert "the Division's layout for form year 2006 is not recorded (see the worksheet)" in form
+    sheet = " ".join(pdf_text(worksheet_pdf(claim, det), tmp_path).split())
+    assert "The Division's layout of Form 313 for form years 2004, 2005, 2006, 2007 is not recorded: these forms follow the 2013 print" in sheet
+    r = run("form313", EXAMPLES / "01-expansion-cap-carryforward.claim.json", "--period", "2006", "--format", "csv")
+    assert [x["line"] for x in csv.DictReader(io.StringIO(r.stdout)) if x["part"] == "header"][:3] == ["form_version", "form_year", "layout_warning"]
+
+
 def test_2023_layout_has_the_unitary_id_and_the_combined_return_oval(tmp_path):
     doc = json.loads((EXAMPLES / "01-expansion-cap-carryforward.claim.json").read_text())
     doc["periods"] = [{"start": "2023-01-01", "end": "2023-12-31", "liability": "9000.00", "minimum_tax": "2000.00"}]

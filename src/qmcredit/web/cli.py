@@ -1,9 +1,11 @@
-"""``qmcredit form313 CLAIM (--period YYYY | --all) [--format pdf|json|csv] [--out FILE]``: Form 313
-for one privilege period or every one, as a PDF or as rows for preparers' software.
+"""``qmcredit form313 CLAIM (--period YYYY | --all) [--location ID] [--format pdf|json|csv] [--out FILE]``:
+Form 313 for one privilege period or every one, as a PDF or as rows for preparers' software. A claim
+with several locations (L6) gives each location's form under the return's one room, location after
+location (``--location ID``: that location's only).
 
 A typer command function; the main CLI registers it with ``app.command()(form313)``. Exit codes
-follow the main CLI: 1 the claim is invalid, 2 the command line is wrong (an unknown period: the
-periods available are listed). The PDF is written atomically (a temporary file in the same folder,
+follow the main CLI: 1 the claim is invalid, 2 the command line is wrong (an unknown period or
+location: the periods or locations available are listed). The PDF is written atomically (a temporary file in the same folder,
 then renamed), so a reader never sees half a file.
 """
 
@@ -45,6 +47,8 @@ def form313(
     period: str = typer.Option(None, "--period", help="The privilege period: YYYY, the year it ends in, or its index (0 is the first).",
                                show_default=False),
     all_periods: bool = typer.Option(False, "--all", help="Every privilege period's form, in one file."),
+    location: str = typer.Option(None, "--location", help="A claim with several locations: the form of the location with this id only "
+                                 "(without it, every location's form, in one file).", show_default=False),
     out: Path = typer.Option(None, "--out", help="The file to write (required for the PDF; JSON and CSV go to standard output without it).",
                              show_default=False),
     fmt: str = typer.Option("pdf", "--format", help="pdf (the form), or json / csv: one row per line and period for preparers' software."),
@@ -76,26 +80,22 @@ def form313(
         for p in e.problems:
             typer.echo(f"{claim}: {p.message}" if p.location == str(claim) else f"{claim}: {p}", err=True)
         raise typer.Exit(1)
-    if c.parts:  # L6: the form is one location's under the return's room; the PDF lays out one location only
-        typer.echo(f"{claim}: gives several locations (L6); the PDF of Form 313 is one location's: "
-                   "see each location's Form 313 lines in `qmcredit compute` (the worksheet)", err=True)
-        raise typer.Exit(2)
-    from .form import Preparer, forms_for
-    from .pdf import forms313_pdf, worksheet_pdf  # reportlab: loaded by this command only
+    from .form import LocationNotFound, Preparer, return_forms
+    from .pdf import forms_pdf, worksheet_pdf  # reportlab: loaded by this command only
 
     det = decide(c)
     who = Preparer(preparer.strip(), firm.strip(), ptin.strip())
     try:
         indices = list(range(len(det.ledger.dates))) if all_periods else [select_period(det, period)]
-    except PeriodNotFound as e:
+        forms = return_forms(c, det, indices, who, None if location is None else location.strip())
+    except (PeriodNotFound, LocationNotFound) as e:
         typer.echo(f"{claim}: {e}", err=True)
         raise typer.Exit(2)
     if fmt == "pdf":
-        data = forms313_pdf(c, det, indices, who)
+        data = forms_pdf(forms)
     else:
         from . import efile
 
-        forms = forms_for(c, det, indices, who)
         text = efile.to_json(forms) if fmt == "json" else efile.to_csv(forms)
         if out is None:
             typer.echo(text, nl=False)

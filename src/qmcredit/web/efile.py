@@ -3,8 +3,11 @@ strings the PDF prints (``form.forms_for``), as JSON or CSV.
 
 Columns: ``period_start``, ``period_end``, ``part`` (``header``, ``I`` to ``V``, ``II-rider``),
 ``line`` (the form's number: ``7``, ``16b``, Part II ``a.ssn``, Part V ``2(c)B`` for line 2(c) in
-column B), ``label`` (the line's text) and ``value`` (as printed; ``pending`` where the
-determination has not decided it, empty where the form's line is blank).
+column B; line 16's unlettered amounts ``16other``, credits not named on the form, and
+``16erc.ID``, this credit as the return's location ID takes it, L6), ``label`` (the line's text)
+and ``value`` (as printed; ``pending`` where the determination has not decided it, empty where the
+form's line is blank). A claim with several locations (L6) has a first column ``location``, the
+location's id: one row per location, line and period.
 """
 
 from __future__ import annotations
@@ -19,14 +22,21 @@ COLUMNS = ("period_start", "period_end", "part", "line", "label", "value")
 PART_II_FIELDS = ("ssn", "name", "from", "to")
 
 
+def columns(forms: list[Form313]) -> tuple[str, ...]:
+    return ("location", *COLUMNS) if any(f.location_id for f in forms) else COLUMNS
+
+
 def rows(forms: list[Form313]) -> list[dict]:
     out = []
+    several = any(f.location_id for f in forms)
     for f in forms:
         def add(part: str, line: str, label: str, value: str) -> None:
-            out.append(dict(zip(COLUMNS, (f.start, f.end, part, line, label, value))))
+            out.append({**({"location": f.location_id} if several else {}), **dict(zip(COLUMNS, (f.start, f.end, part, line, label, value)))})
 
         add("header", "form_version", "Form 313 layout followed", f.version["id"])
         add("header", "form_year", "Form year", str(f.version["form_year"]))
+        if f.version["warning"]:
+            add("header", "layout_warning", "The form year's own layout is not recorded", f.version["warning"])
         add("header", "name", "Name as shown on return", f.taxpayer_name)
         add("header", "federal_id", "Federal ID number", f.taxpayer_id)
         if f.version["unitary_id"]:
@@ -37,7 +47,7 @@ def rows(forms: list[Form313]) -> list[dict]:
             for ln in (*part.lines, *part.after):
                 if not ln.no and not ln.value:
                     continue  # line 16's caption: the total is the row with the figure
-                line = f"16{ln.no[:-1]}" if ln.no.endswith(")") else (ln.no or "16other")
+                line = f"16{ln.no[:-1]}" if ln.no.endswith(")") else (ln.no or ln.key)
                 add(part.number, line, ln.text, ln.value)
             if part.number == "II":
                 for row in part.table[1:]:
@@ -63,7 +73,7 @@ def to_json(forms: list[Form313]) -> str:
 
 def to_csv(forms: list[Form313]) -> str:
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=columns(forms), lineterminator="\n")
     w.writeheader()
     w.writerows(rows(forms))
     return buf.getvalue()

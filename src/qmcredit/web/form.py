@@ -24,9 +24,10 @@ import polars as pl
 
 from ..determination import Determination
 from ..form313 import form313
+from ..law.order import directors_list
 from ..law.parameters import parameter
 from ..law.positions import STATUS
-from ..money import money
+from ..money import from_cents, money
 from .figures import PERIOD_LABELS, shown
 
 TAX_NAMES = {"cbt": "Corporation Business Tax", "insurance_premiums": "Tax on Insurers (Insurance Premiums Tax)"}
@@ -41,6 +42,7 @@ class FormLine:
     no: str
     text: str
     value: str = ""
+    key: str = ""  # the e-file line id of an unnumbered line with a figure (``efile``)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Form313:
     parts: tuple[Part, ...] = field(default=())
     rider: tuple[tuple[str, ...], ...] = ()  # Part II rows beyond the form's five, header first
     preparer: Preparer = Preparer()
+    location_id: str = ""  # a location of a several-location return (L6); "" for a one-location claim
+    locations: int = 1     # how many locations the return has
 
     @property
     def period(self) -> str:
@@ -102,10 +106,31 @@ def form_year(end: date) -> int:
 
 
 def version_for(end: date) -> dict:
-    """The recorded version of Form 313 whose layout the form of a period ending on ``end`` follows."""
+    """The recorded version of Form 313 whose layout the form of a period ending on ``end`` follows,
+    with ``warning`` (else "") when that form year's own print is not recorded (a year before the
+    version's ``print_year``, e.g. every year before 2013)."""
     year = form_year(end)
     fitting = [v for v in versions() if v["from_form_year"] <= year]
-    return {**(fitting[-1] if fitting else versions()[0]), "form_year": year}
+    v = fitting[-1] if fitting else versions()[0]
+    warning = "" if year >= v["print_year"] else (
+        f"The Division's layout of Form 313 for form year {year} is not recorded: this form follows the {v['id']} print "
+        f"({v['printed']}), whose parts and line numbers are recorded; compare it with the form the Division published for {year}.")
+    return {**v, "form_year": year, "warning": warning}
+
+
+def layout_warnings(ends) -> list[str]:
+    """The worksheet's notes on the layouts of periods ending on ``ends``: one per recorded print
+    used for form years whose own print is not recorded, naming those years."""
+    years: dict[str, list[int]] = {}
+    for end in ends:
+        v = version_for(end)
+        if v["warning"] and v["form_year"] not in years.setdefault(v["id"], []):
+            years[v["id"]].append(v["form_year"])
+    by_id = {v["id"]: v for v in versions()}
+    return [f"The Division's layout of Form 313 for form year{'s' if len(ys) > 1 else ''} {', '.join(map(str, ys))} is not recorded: "
+            f"{'these forms follow' if len(ys) > 1 else 'this form follows'} the {vid} print ({by_id[vid]['printed']}), whose parts and line "
+            f"numbers are recorded; compare with the form{'s' if len(ys) > 1 else ''} the Division published for {'those years' if len(ys) > 1 else ys[0]}."
+            for vid, ys in years.items() if ys]
 
 
 # --- data the claim gives (isolated: other engineers' fields arrive here) --------------------
@@ -272,10 +297,21 @@ def line16_letter(version: dict, name: str, code: int | None) -> str | None:
     return None
 
 
-def part_four(claim, f: dict, version: dict) -> Part:
+def other_locations(of: Determination | None, location_id: str, index: int) -> list[tuple[str, str]]:
+    """This credit as the return's other locations take it in period ``index`` (L6): (location id,
+    amount applied), in the claim's order; empty for a one-location claim."""
+    if of is None:
+        return []
+    return [(loc.claim_id, "pending" if line.pending else money(from_cents(line.applied)))
+            for loc in of.locations if loc.claim_id != location_id for line in (loc.ledger.lines[index],)]
+
+
+def part_four(claim, f: dict, version: dict, others: list[tuple[str, str]] = ()) -> Part:
     """Part IV, lines 11-18: the allowable amount (L2 for the CBT: 50% of the liability and the
     minimum-tax / AMA floor, less the credits taken on the return before this one, N.J.A.C.
-    18:7-3.17; L3 for insurers), line 16 by the credits' names (L2a)."""
+    18:7-3.17; L3 for insurers), line 16 by the credits' names (L2a) and, for a location of a
+    several-location return, this credit as the taxpayer's other locations take it under the
+    return's one room (``others``, L6), so that line 17 is what the room leaves this location."""
     iv = f["part_iv"]
     lines = [FormLine("11", "Tax liability otherwise due, before any credit", iv["tax_liability"])]
     note = ""
@@ -300,11 +336,14 @@ def part_four(claim, f: dict, version: dict) -> Part:
     lines += [FormLine(f"{ln['letter']})", ln["name"], _total(*by_letter[ln["letter"]]) if ln["letter"] in by_letter else "")
               for ln in version["line16"]]
     if other:
-        lines.append(FormLine("", "Other credits taken on this return, not named on line 16 (listed on the worksheet)", _total(*other)))
+        lines.append(FormLine("", "Other credits taken on this return, not named on line 16 (listed on the worksheet)", _total(*other), "16other"))
+    erc = directors_list().credits[directors_list().this_credit - 1].name
+    lines += [FormLine("", f"{erc} taken on this return for the taxpayer's location {loc} (one room per return, L6; see the worksheet)",
+                       amount, f"16erc.{loc}") for loc, amount in others]
     lines += [
-        FormLine("16", "Total", iv["other_credits_before"]),
+        FormLine("16", "Total", shown(iv["line_16_total"])),
         FormLine("17", "Subtract line 16 from line " + ("15" if iv["limits_apply"] else "11") + ". If the result is less than zero, enter zero",
-                 iv["allowable_credit"]),
+                 shown(iv["allowable_credit"])),
         FormLine("18", "Allowable credit for the current tax period: the lesser of line 10 or line 17 (here and on Schedule A-3 of the "
                        "CBT-100, CBT-100S or BFC-1)", shown(iv["credit_applied"])),
     ]
@@ -376,10 +415,12 @@ def cell_o(form: dict, origin: str, what: str) -> str:
     return next((o[what] for o in form["part_v"] if o["origin"] == origin), "0.00")
 
 
-def forms_for(claim, det: Determination, indices: list[int] | None = None, preparer: Preparer = Preparer()) -> list[Form313]:
+def forms_for(claim, det: Determination, indices: list[int] | None = None, preparer: Preparer = Preparer(),
+              of: Determination | None = None) -> list[Form313]:
     """Form 313 for the privilege periods at ``indices`` (all when None), in that order, each laid out
-    as the version of the Division's form of the period's year (``version_for``)."""
-    forms = form313(claim, det)
+    as the version of the Division's form of the period's year (``version_for``). ``of``: the
+    several-location return that ``claim`` and ``det`` are a location of (L6)."""
+    forms = form313(claim, det, of)
     d = det.to_dict(explain=True)
     employees = qualifying_employees(claim, d)
     rider = (PART_II_HEAD, *employees[ON_FORM_EMPLOYEES:]) if len(employees) > ON_FORM_EMPLOYEES else ()
@@ -393,11 +434,32 @@ def forms_for(claim, det: Determination, indices: list[int] | None = None, prepa
             version=version, unitary_id=unitary_id(claim), combined_group_member=combined_group_member(claim, i),
             eligible=d["eligible"],
             ineligible_because=tuple(f"{r['rule']} ({r['cite']}): {r['message']}" for r in d["ineligible_because"]),
-            parts=(part_one(f, d), part_two(employees), part_three(f, d["windows"]), part_four(claim, f, version),
-                   part_five(claim, forms, i, d["windows"])),
+            parts=(part_one(f, d), part_two(employees), part_three(f, d["windows"]),
+                   part_four(claim, f, version, other_locations(of, det.claim_id, i)), part_five(claim, forms, i, d["windows"])),
             rider=rider, preparer=preparer,
+            location_id="" if of is None else det.claim_id, locations=1 if of is None else len(of.locations),
         ))
     return out
+
+
+class LocationNotFound(ValueError):
+    """The location asked for is not among the claim's."""
+
+
+def return_forms(claim, det: Determination, indices: list[int] | None = None, preparer: Preparer = Preparer(),
+                 location: str | None = None) -> list[Form313]:
+    """Form 313 of every location of the claim (L6: each under the return's one room, location after
+    location, each for the periods at ``indices``), or of the location whose id is ``location``; a
+    one-location claim's own forms. Raises ``LocationNotFound`` naming the locations."""
+    if not claim.parts:
+        if location is not None:
+            raise LocationNotFound(f"the claim gives one location, not several (\"locations\"): leave out the location {location!r}")
+        return forms_for(claim, det, indices, preparer)
+    ids = [p.location_id for p in claim.parts]
+    if location is not None and location not in ids:
+        raise LocationNotFound(f"no location {location!r} in the claim; its locations are: {', '.join(ids)}")
+    return [f for part, loc in zip(claim.parts, det.locations) if location in (None, part.location_id)
+            for f in forms_for(part, loc, indices, preparer, of=det)]
 
 
 def form_for_period(claim, det: Determination, i: int, preparer: Preparer = Preparer()) -> Form313:
@@ -438,4 +500,42 @@ def temporary_bases(claim) -> dict[str, set[str]]:
     for e, b in rows:
         if b in ("temporary", "seasonal"):
             out.setdefault(e, set()).add(b)
+    return out
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """How one period's room was shared among a return's locations (L6), year of origin by year of
+    origin (L4: year one first): the room each year of origin found, the locations' balances of it
+    (opening plus allowed) and what each took; amounts as the determination's strings."""
+
+    period: str
+    room: str
+    applied: str
+    origins: tuple[tuple[str, str, str, tuple[tuple[str, str, str, str], ...]], ...]  # (origin, room left, balances, ((location, balance, share, applied), ...))
+    pending: bool
+
+
+def room_shared(det: Determination) -> list[Sharing]:
+    """Each period of a several-location return ``det``: the room (one per return, L6), and for
+    each year of origin in turn the room left for it, every location's balance, its share of the
+    year's balances (exact, as a percentage to 0.01) and the amount it was applied."""
+    out = []
+    for k, ((start, end), r, line) in enumerate(zip(det.ledger.dates, det.ledger.rooms, det.ledger.lines)):
+        left, origins = r.room, []
+        for origin in ("year_one", "year_two"):
+            held = []
+            for loc in det.locations:
+                o = next((o for o in loc.ledger.lines[k].origins if o.origin == origin), None)
+                if o is not None and o.opening + o.allowed:
+                    held.append((loc.claim_id, o.opening + o.allowed, o.applied))
+            if not held:
+                continue
+            total = sum(b for _, b, _ in held)
+            rows = tuple((loc, money(from_cents(b)), f"{Decimal(100 * b) / Decimal(total):.2f}%", "pending" if line.pending else money(from_cents(a)))
+                         for loc, b, a in held)
+            origins.append((origin, money(from_cents(left)), money(from_cents(total)), rows))
+            left -= sum(a for _, _, a in held)
+        out.append(Sharing(f"{start} to {end}", money(from_cents(r.room)), "pending" if line.pending else money(from_cents(line.applied)),
+                           tuple(origins), line.pending))
     return out

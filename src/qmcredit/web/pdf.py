@@ -3,7 +3,8 @@
 ``form313_pdf`` lays one privilege period out line for line as the Division of Taxation's Form 313
 of the period's year (``form.version_for``; figures from ``form``), with a rider for Part II when
 more than five employees qualify and a preparer block; ``forms313_pdf`` puts several periods' forms
-in one file; ``worksheet_pdf`` is the attachment the form refers to: eligibility checks, the credit
+in one file (of a several-location claim, every location's, or one's, under the return's room, L6;
+``forms_pdf`` any list of forms); ``worksheet_pdf`` is the attachment the form refers to: eligibility checks, the credit
 years, the people excluded, the 36 months, averages and credits, the monthly chart, the ledger,
 each period's line 16 credits and its chart.
 
@@ -11,7 +12,8 @@ All text is real text in an embedded TrueType font (Bitstream Vera, shipped with
 its licence, ``reportlab/fonts/bitstream-vera-license.txt``), each figure exactly as the
 determination writes it, so ``pdftotext`` reads back the determination. Output is deterministic
 (reportlab's ``invariant`` mode: fixed dates and document id), so the same claim gives the same
-bytes. PDF/A is not written: the open-source reportlab has no PDF/A output.
+bytes. The open-source reportlab has no PDF/A output: ``pdfa.pdfa_2b`` adds what PDF/A-2b asks
+of these files (XMP metadata, an sRGB OutputIntent; docs/form313.md says what is checked).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from .figures import LEDGER_LABELS, PERIOD_LABELS, as_dict, ledger_table, monthly_table, select_period, shown
-from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, forms_for, line16_credits, line16_letter, location_text, version_for
+from .form import TAX_NAMES, Form313, Part, Preparer, excluded_people, layout_warnings, line16_credits, line16_letter, location_text, return_forms, room_shared, version_for
 from .layout import Chart, Group, Line, Rect, Text, ledger_layout, monthly_layout
+from .pdfa import pdfa_2b
 
 FONT, FONT_BOLD = "QMCVera", "QMCVera-Bold"
 
@@ -177,8 +180,12 @@ def _form_header(f: Form313) -> list:
                      colWidths=[1.6 * inch, 0.25 * inch, FRAME_WIDTH - 1.85 * inch])
         oval.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "MIDDLE"), ("TOPPADDING", (0, 0), (-1, -1), 1), ("BOTTOMPADDING", (0, 0), (-1, -1), 1)]))
         out += [Spacer(1, 2), oval]
-    out += [Spacer(1, 2), _p(f"Laid out as {v['printed']}, the version for form year {v['form_year']}. "
-                             "Figures from the qmcredit determination of the claim; the attached worksheet shows the work behind every line.", SMALL)]
+    share = (f" This is the form of the taxpayer's location {f.location_id}, one of {f.locations} on this return: the credit is applied under "
+             "one room per return (L6), and line 16 lists what the other locations take of it." if f.location_id else "")
+    laid = (f"Laid out as {v['printed']}: the Division's layout for form year {v['form_year']} is not recorded (see the worksheet). "
+            if v["warning"] else f"Laid out as {v['printed']}, the version for form year {v['form_year']}. ")
+    out += [Spacer(1, 2), _p(laid +
+                             "Figures from the qmcredit determination of the claim; the attached worksheet shows the work behind every line." + share, SMALL)]
     return out
 
 
@@ -214,38 +221,48 @@ def _preparer_block(p: Preparer) -> Table:
 
 
 def _form_story(doc: _Doc, f: Form313) -> list:
-    story = [_Footer(doc, f"Form 313 ({f.version['id']} layout) - {f.taxpayer_name} ({f.taxpayer_id}) - tax period {f.period}"),
+    where = f" - location {f.location_id}" if f.location_id else ""
+    story = [_Footer(doc, f"Form 313 ({f.version['id']} layout) - {f.taxpayer_name} ({f.taxpayer_id}){where} - tax period {f.period}"),
              *_form_header(f)]
     for part in f.parts:
         story += _part_flowables(part)
     story += [Spacer(1, 8), KeepTogether([_p("Preparer", BOLD), Spacer(1, 2), _preparer_block(f.preparer)])]
     if f.rider:
         story += [PageBreak(), _p("Rider to Form 313, Part II: additional qualifying employees", TITLE),
-                  _p(f"{f.taxpayer_name} ({f.taxpayer_id}), tax period {f.period}", BODY), Spacer(1, 6),
+                  _p(f"{f.taxpayer_name} ({f.taxpayer_id})" + (f", location {f.location_id}" if f.location_id else "") + f", tax period {f.period}", BODY),
+                  Spacer(1, 6),
                   _grid(f.rider, [0.35 * inch, 1.45 * inch, FRAME_WIDTH - 4.2 * inch, 1.2 * inch, 1.2 * inch], font_size=7.5)]
     return story
 
 
-def forms313_pdf(claim, det, periods: list[int | str] | None = None, preparer: Preparer = Preparer()) -> bytes:
-    """Form 313 for several privilege periods in one PDF, each starting on a new page (all of them
-    when ``periods`` is None); each period chosen as in ``form313_pdf``."""
-    forms = forms_for(claim, det, None if periods is None else [select_period(det, p) for p in periods], preparer)
+def forms_pdf(forms: list[Form313]) -> bytes:
+    """The forms in one PDF, each starting on a new page with its own page numbers."""
     buf = BytesIO()
     name = forms[0].taxpayer_name if forms else ""
-    doc = _doc(buf, f"Form 313, {name}, " + (forms[0].period if len(forms) == 1 else f"{len(forms)} tax periods"), "Economic Recovery Tax Credit")
+    places = {f.location_id for f in forms} - {""}
+    what = forms[0].period if len(forms) == 1 else f"{len({f.period for f in forms})} tax periods" + (f", {len(places)} locations" if places else "")
+    doc = _doc(buf, f"Form 313, {name}, {what}", "Economic Recovery Tax Credit")
     story: list = []
     for k, f in enumerate(forms):
         if k:
             story.append(PageBreak())
         story += _form_story(doc, f)
     doc.build(story)
-    return buf.getvalue()
+    return pdfa_2b(buf.getvalue())
 
 
-def form313_pdf(claim, det, period: int | str, preparer: Preparer = Preparer()) -> bytes:
+def forms313_pdf(claim, det, periods: list[int | str] | None = None, preparer: Preparer = Preparer(), location: str | None = None) -> bytes:
+    """Form 313 for several privilege periods in one PDF, each starting on a new page (all of them
+    when ``periods`` is None); each period chosen as in ``form313_pdf``. A claim with several
+    locations gives every location's forms under the return's room (L6), or ``location``'s."""
+    indices = None if periods is None else [select_period(det, p) for p in periods]
+    return forms_pdf(return_forms(claim, det, indices, preparer, location))
+
+
+def form313_pdf(claim, det, period: int | str, preparer: Preparer = Preparer(), location: str | None = None) -> bytes:
     """Form 313 for one privilege period of ``det`` (a ``Determination``), chosen by index into its
     periods or by the year (``YYYY``) in which the period ends; raises ``PeriodNotFound`` naming the periods."""
-    return forms313_pdf(claim, det, [period], preparer)
+    return forms313_pdf(claim, det, [period], preparer, location)
 
 
 def _check_widths(n: int) -> list[float]:
@@ -308,17 +325,75 @@ def worksheet_pdf(claim, det) -> bytes:
     """The worksheet to attach to the return: eligibility checks (E1-E5), the credit years and any
     earlier credit period (E4, W1-W3), the people excluded (P1-P3), the 36 months (P2-P5) with the
     chart, averages, new positions and credits (C1-C3), the ledger of every privilege period (L1-L5,
-    R1) with the Part IV lines, the line 16 credits (L2a), the carryover by credit year and its chart."""
-    d = as_dict(det)
-    tp, loc = claim.taxpayer, claim.header.location
-    w = d["windows"]
+    R1) with the Part IV lines, the line 16 credits (L2a), the carryover by credit year and its chart.
+    A claim with several locations: first how the return's room was shared (L6), then each
+    location's worksheet."""
+    tp = claim.taxpayer
     buf = BytesIO()
     doc = _doc(buf, f"Form 313 worksheet, {tp.name}", "Economic Recovery Tax Credit worksheet")
     doc.footer = f"Form 313 worksheet - {tp.name} ({tp.id})"
+    if not claim.parts:
+        story = _worksheet_story(claim, det)
+    else:
+        story = _sharing_story(claim, det)
+        for part, loc in zip(claim.parts, det.locations):
+            story += [PageBreak(), _Footer(doc, f"Form 313 worksheet - {tp.name} ({tp.id}) - location {part.location_id}"),
+                      *_worksheet_story(part, loc, det)]
+    doc.build(story)
+    return pdfa_2b(buf.getvalue())
+
+
+def _sharing_story(claim, det) -> list:
+    """The return's page: each period's one room and, year of origin by year of origin, every
+    location's balance, its share and what it was applied (L6, L4; option ``location_order``)."""
+    order = claim.options.location_order
+    how = ("within a year of origin, each location's balance in full, in the order the locations are listed, until the room is used "
+           "(location_order = \"as_listed\")" if order == "as_listed" else
+           "within a year of origin, in proportion to the locations' balances, cents by largest remainder, ties to the location listed first "
+           "(location_order = \"proportional\", the default)")
+    sites = [(p.location_id, location_text(p.header.location.address, p.header.location.municipality)) for p in claim.parts]
+    story = [
+        _p("Worksheet for Form 313: Economic Recovery Tax Credit - one return, several locations", TITLE),
+        _p(f"{claim.taxpayer.name} ({claim.taxpayer.id}). Attached to each location's Form 313. N.J.S.A. 52:27BBB-55(b)(3); "
+           "figures from the qmcredit determination of the claim.", SMALL), Spacer(1, 6),
+        _grid([("Location", "Address"), *sites], [1.4 * inch, FRAME_WIDTH - 1.4 * inch], font_size=7.5),
+        Spacer(1, 4),
+        _p("The 50% limit and the minimum-tax floor are on the credit applied for a privilege period: one room per return, whatever "
+           f"the number of locations (rule L6). The room goes to the older year of origin first (L4: year one, then year two); {how}. "
+           "Each location's Form 313 lists on line 16 what the other locations take, so that its line 17 is what the room leaves it "
+           "and its line 18 is its share.", BODY),
+        *_heading("How the room of each period was shared (rule L6)"),
+    ]
+    rows = [("Period", "Room of the return (L2, L6)", "Year of origin", "Room left for it", "Location", "Balance (opening + allowed)",
+             "Share of the year's balances", "Applied (line 18)")]
+    for s in room_shared(det):
+        first = True
+        for origin, left, _total, held in s.origins:
+            for k, (loc, balance, share, applied) in enumerate(held):
+                rows.append((s.period if first else "", s.room if first else "", PERIOD_LABELS[origin] if not k else "",
+                             left if not k else "", loc, balance, share, applied))
+                first = False
+        rows.append((s.period if first else "", s.room if first else "", "Applied on the return", "", "", "", "", s.applied))
+    story.append(_grid(rows, [1.35 * inch, 0.85 * inch, 0.95 * inch, 0.8 * inch, 0.9 * inch, 0.9 * inch, 0.7 * inch,
+                              FRAME_WIDTH - 6.45 * inch], font_size=7, amounts_from=5))
+    d = as_dict(det)
+    story += [Spacer(1, 4), _p(f"Refund of the return (R1a, each location's own year-one balance times its own sustained effort ratio): "
+                               f"{shown(d.get('refund'))}. Carried forward after the last period: {shown(d.get('carried_forward'))}.", BODY)]
+    notes = [*d.get("warnings", []), *layout_warnings(end for _, end in det.ledger.dates)]
+    if notes:
+        story += [*_heading("Notes"), *(_p(f"- {n}") for n in notes)]
+    return story
+
+
+def _worksheet_story(claim, det, of=None) -> list:
+    """One location's worksheet (``of``: the several-location return it is a location of)."""
+    d = as_dict(det)
+    tp, loc = claim.taxpayer, claim.header.location
+    w = d["windows"]
     excluded = excluded_people(claim, d)
     credits = _credits_rows(claim, det)
     story = [
-        _p("Worksheet for Form 313: Economic Recovery Tax Credit", TITLE),
+        _p("Worksheet for Form 313: Economic Recovery Tax Credit" + (f" - location {claim.location_id}" if of is not None else ""), TITLE),
         _p("Attached to Form 313. N.J.S.A. 52:27BBB-55; figures from the qmcredit determination of the claim.", SMALL), Spacer(1, 6),
         _grid([["Taxpayer", f"{tp.name} ({tp.id})"], ["Tax", TAX_NAMES.get(tp.tax, tp.tax)],
                ["Location", location_text(loc.address, loc.municipality)],
@@ -358,7 +433,7 @@ def worksheet_pdf(claim, det) -> bytes:
         _grid([("Period", *(LEDGER_LABELS[k] for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward"))),
                *((r["period"], r["allowed"], r["room"], r["applied"], r["refund"], r["forfeited"], r["carried_forward"]) for r in ledger_table(d))],
               [1.5 * inch] + [(FRAME_WIDTH - 1.5 * inch) / 6] * 6),
-        *_heading("Room of each period (Form 313 Part IV, rules L2-L3)"),
+        *_heading("Room of each period (Form 313 Part IV, rules L2-L3)" + ("; the return's, shared among its locations (L6)" if of is not None else "")),
         _grid([("Period", "Liability", "50% of liability", "Floor", "Above floor", "Other credits before", "Room"),
                *((f"{p['start']} to {p['end']}", *(shown(p.get('detail', {}).get(k), "n/a") for k in
                   ("liability", "cap_50_percent", "floor", "liability_above_floor", "other_credits_before")), p["room"])
@@ -375,7 +450,8 @@ def worksheet_pdf(claim, det) -> bytes:
               [1.5 * inch, 1.1 * inch] + [(FRAME_WIDTH - 2.6 * inch) / 6] * 6),
         KeepTogether([*_heading("The ledger chart"), chart_drawing(ledger_layout(d))]),
     ]
-    notes = [*d.get("warnings", []), *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
+    layouts = layout_warnings(end for _, end in det.ledger.dates) if of is None else []
+    notes = [*d.get("warnings", []), *layouts, *(f"{PERIOD_LABELS[o]} credit {v['amount']} is allowed for the period containing "
                                        f"{v['allowed_for_period_containing']}, which the claim does not give: not yet applied"
                                        for o, v in (d.get("not_yet_applied") or {}).items())]
     if (d.get("pending") or {}).get("as_of"):
@@ -384,5 +460,4 @@ def worksheet_pdf(claim, det) -> bytes:
               for m in (d.get("pending") or {}).get("missing_periods", [])]
     if notes:
         story += [*_heading("Notes"), *(_p(f"- {n}") for n in notes)]
-    doc.build(story)
-    return buf.getvalue()
+    return story

@@ -22,6 +22,7 @@ from . import drill
 from .guard import check_csrf, viewer
 from .load import load_claim
 from .render import page, refusal
+from .return_forms import form_source
 
 router = APIRouter(include_in_schema=False)
 
@@ -77,8 +78,8 @@ def _pdf(content: bytes, filename: str) -> Response:
 async def form313_download(request: Request, claim_id: int, period: int, who: Principal = Depends(viewer)):
     try:
         view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
-        ev = await run_in_threadpool(lambda: view.evaluation)
-        content = await run_in_threadpool(form313_pdf, ev.claim, ev.determination, period)
+        claim, det, location = await run_in_threadpool(form_source, request.app.state.db, view)
+        content = await run_in_threadpool(form313_pdf, claim, det, period, location=location)
     except (ApiError, ClaimError) as e:
         return refusal(request, who, e, back=f"/claims/{claim_id}")
     except PeriodNotFound as e:
@@ -92,8 +93,8 @@ async def form313_all_download(request: Request, claim_id: int, who: Principal =
     """Every privilege period's Form 313 in one PDF (issue 16)."""
     try:
         view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
-        ev = await run_in_threadpool(lambda: view.evaluation)
-        content = await run_in_threadpool(forms313_pdf, ev.claim, ev.determination)
+        claim, det, location = await run_in_threadpool(form_source, request.app.state.db, view)
+        content = await run_in_threadpool(forms313_pdf, claim, det, location=location)
     except (ApiError, ClaimError) as e:
         return refusal(request, who, e, back=f"/claims/{claim_id}")
     return _pdf(content, f"form313-claim{claim_id}-all-periods.pdf")
@@ -103,8 +104,8 @@ async def form313_all_download(request: Request, claim_id: int, who: Principal =
 async def worksheet_download(request: Request, claim_id: int, who: Principal = Depends(viewer)):
     try:
         view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
-        ev = await run_in_threadpool(lambda: view.evaluation)
-        content = await run_in_threadpool(worksheet_pdf, ev.claim, ev.determination)
+        claim, det, _location = await run_in_threadpool(form_source, request.app.state.db, view)
+        content = await run_in_threadpool(worksheet_pdf, claim, det)
     except (ApiError, ClaimError) as e:
         return refusal(request, who, e, back=f"/claims/{claim_id}")
     return _pdf(content, f"form313-worksheet-claim{claim_id}.pdf")
