@@ -20,7 +20,7 @@ from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
-from .money import exact_decimal, fraction_text, from_cents, money
+from .money import exact_decimal, exact_decimal_text, fraction_text, from_cents, money
 from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
@@ -29,6 +29,35 @@ FORMAT = "qmcredit.determination/1"
 def hours_text(scaled: int) -> str:
     whole, frac = divmod(scaled, HOURS_SCALE)
     return f"{whole}" if frac == 0 else f"{whole}.{str(frac).rjust(HOURS_DECIMALS, '0').rstrip('0')}"
+
+
+def hours_text_expr(scaled: pl.Expr) -> pl.Expr:
+    """``hours_text`` of a column of scaled hours (zero or more)."""
+    whole, frac = (scaled // HOURS_SCALE).cast(pl.Utf8), scaled % HOURS_SCALE
+    return pl.when(frac == 0).then(whole).otherwise(
+        pl.concat_str(whole, pl.lit("."), frac.cast(pl.Utf8).str.zfill(HOURS_DECIMALS).str.strip_chars_end("0")))
+
+
+#: The trace's employee-months (B1), as ``employee_month_table`` writes them: text, exact.
+TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "source", "equivalents", "counted_hours")
+
+
+def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
+    """B1: the classified employee-months (``law.positions.classify``, of one claim or many, by
+    ``claim_id``) as the trace gives them, sorted by claim, employee and month: ``TRACE_COLUMNS``
+    as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
+    a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null."""
+    df = classified.sort("claim_id", "employee_id", "month_idx")
+    pte = pl.col("status") == "part_time_equivalent"
+    eq = df.select(pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128))
+    return df.select(
+        "claim_id", "employee_id", "month",
+        pl.col("period").replace_strict(dict(enumerate(PERIOD_NAMES)), default=None, return_dtype=pl.Utf8),
+        hours_text_expr(pl.col("hours")).alias("hours"), "status",
+        pl.col("status").replace_strict({k: r for k, (r, _) in STATUS.items()}, return_dtype=pl.Utf8).alias("rule"), "source",
+        exact_decimal_text(eq, "_num", "ft_num").alias("equivalents"),
+        pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(hours_text_expr(pl.col("counted_hours"))).alias("counted_hours"),
+    )
 
 
 @dataclass(frozen=True)
@@ -48,7 +77,7 @@ class Determination:
     pending: dict | None
     warnings: tuple[str, ...]
     explanation: tuple[dict, ...]           # empty when decided with explain=False
-    employee_months: pl.DataFrame | None = None  # the classified rows of this claim (B1)
+    employee_months: pl.DataFrame | None = None  # this claim's ``employee_month_table`` (B1)
     locations: tuple["Determination", ...] = ()  # a several-location return (L6): each location's, in the claim's order
 
     # -- presentation -------------------------------------------------------------------------
@@ -69,31 +98,14 @@ class Determination:
         """B1: every employee-month of the claim, how it was counted, and its source row."""
         if self.employee_months is None:
             return []
-        df = self.employee_months.sort("employee_id", "month_idx")
-        ft = self.full_time_hours
-        text: dict[int, str] = {}  # payrolls repeat a few hour values: format each once
-        equivalents: dict[int, str] = {}
-        rules = {k: r for k, (r, _) in STATUS.items()}
         out = []
-        for emp, month, hours, counted, period, status, source in df.select(
-            "employee_id", "month", "hours", "counted_hours", "period", "status", "source"
-        ).iter_rows():
-            h = text.get(hours)
-            if h is None:
-                h = text[hours] = hours_text(hours)
-            row = {
-                "employee_id": emp, "month": month,
-                "period": PERIOD_NAMES[period] if period is not None else None,
-                "hours": h, "status": status, "rule": rules[status], "source": source,
-            }
-            if status == "part_time_equivalent":
-                eq = equivalents.get(counted)
-                if eq is None:
-                    eq = equivalents[counted] = exact_decimal(Fraction(counted, HOURS_SCALE) / ft)
-                row["equivalents"] = eq
-                if counted != hours:  # P4a: capped
-                    row["counted_hours"] = hours_text(counted)
-            out.append(row)
+        for *row, eq, counted in zip(*(self.employee_months.get_column(c).to_list() for c in TRACE_COLUMNS)):
+            d = dict(zip(TRACE_COLUMNS, row))
+            if eq is not None:
+                d["equivalents"] = eq
+                if counted is not None:
+                    d["counted_hours"] = counted
+            out.append(d)
         return out
 
     def period_rows(self, room: bool = True) -> list[dict]:
