@@ -85,6 +85,7 @@ def _console() -> Console:
 
 
 EXIT_INVALID = 1
+EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (docs/format.md).", show_default=False)]
@@ -113,19 +114,37 @@ def _decided(claims: list, explain: bool = True) -> list:
         return out
 
 
+def _check_trace(path: Path, explain: bool) -> None:
+    """``--trace FILE.parquet``: refused (exit 2, one line) without the explanation, without the
+    .parquet suffix, or in a folder that does not exist."""
+    why = ("the trace is the explanation's: give --trace without --no-explain" if not explain
+           else f"{str(path)!r} must end in .parquet (the trace is written as Parquet)" if path.suffix.lower() != ".parquet"
+           else f"the folder {str(path.parent)!r} does not exist" if not path.parent.is_dir() else None)
+    if why is not None:
+        _say(f"qmcredit compute: --trace: {why}")
+        raise typer.Exit(EXIT_USAGE)
+
+
 @app.command()
 def compute(
     claims: ClaimPaths,
     json_out: Annotated[bool, typer.Option("--json", help="One determination per claim, one JSON object per line, in the order given.")] = False,
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write the employee-months of the trace (B1) to this Parquet file, one row each; the JSON's explanation then names the file instead of listing them.", dir_okay=False, show_default=False)] = None,
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     from .loaders import load_claims
 
+    if trace is not None:
+        _check_trace(trace, explain or not json_out)
     loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))
     decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)], explain or not json_out))
     results = [item if isinstance(item, ClaimError) else next(decided) for item in loaded]
+    if trace is not None:
+        from .determination import write_trace
+
+        write_trace([d for d in results if not isinstance(d, ClaimError)], trace)
     failed = False
     out = sys.stdout
     if not json_out:
@@ -140,7 +159,7 @@ def compute(
                 out.write(json.dumps({"claim": str(path), **det.to_dict()}) + "\n")
             continue
         if json_out:
-            out.write(det.to_json(explain=explain) + "\n")
+            out.write(det.to_json(explain=explain, rows_file=None if trace is None else str(trace)) + "\n")
         else:
             print_worksheet(claim, det, console)
     out.flush()

@@ -10,9 +10,12 @@ parameters, inputs and the figures it depends on, down to every employee-month.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import polars as pl
 
@@ -40,6 +43,23 @@ def hours_text_expr(scaled: pl.Expr) -> pl.Expr:
 
 #: The trace's employee-months (B1), as ``employee_month_table`` writes them: text, exact.
 TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "source", "equivalents", "counted_hours")
+
+
+TRACE_SCHEMA = {"claim_id": pl.Utf8, "location": pl.Utf8, **dict.fromkeys(TRACE_COLUMNS, pl.Utf8)}
+
+
+def write_trace(dets: list["Determination"], path: Path) -> None:
+    """B1's employee-months of ``dets`` written whole to the Parquet file ``path``, one row each
+    (``Determination.trace_table``), atomically: a temporary file beside it, renamed over it."""
+    table = pl.concat([d.trace_table() for d in dets]) if dets else pl.DataFrame(schema=TRACE_SCHEMA)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        table.write_parquet(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
@@ -124,7 +144,15 @@ class Determination:
             periods.append(p)
         return periods
 
-    def to_dict(self, explain: bool = True) -> dict:
+    def trace_table(self) -> pl.DataFrame:
+        """B1's employee-months of this determination (of each location of a several-location
+        return) as ``write_trace`` writes them: ``claim_id``, ``location`` (null for a one-location
+        claim), then ``TRACE_COLUMNS``."""
+        parts = [(d.claim_id, d.employee_months) for d in self.locations] if self.locations else [(None, self.employee_months)]
+        return pl.concat([t.select(pl.lit(self.claim_id).alias("claim_id"), pl.lit(loc, dtype=pl.Utf8).alias("location"), *TRACE_COLUMNS)
+                          for loc, t in parts if t is not None] or [pl.DataFrame(schema=TRACE_SCHEMA)])
+
+    def to_dict(self, explain: bool = True, rows_file: str | None = None) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
         cash = lambda x: None if x is None else money(x)  # noqa: E731
         totals_pending = self.ledger.pending_from is not None
@@ -148,7 +176,7 @@ class Determination:
             "checks": [c.to_dict() for c in self.checks],
         }
         if self.locations:
-            out["locations"] = [d.location_dict(explain) for d in self.locations]
+            out["locations"] = [d.location_dict(explain, rows_file) for d in self.locations]
             if explain:
                 out["explanation"] = self.explanation_entries([])
             return out
@@ -158,20 +186,22 @@ class Determination:
                 "figure": "employee_months", "rule": "B1", "cite": "N.J.S.A. 52:27BBB-55(d)",
                 "reading": "every employee and month: whether and how the hours were counted",
                 "statuses": {k: {"rule": r, "reading": t} for k, (r, t) in STATUS.items()},
-                "rows": self.employee_month_rows(),
+                **({"rows": self.employee_month_rows()} if rows_file is None else {"rows_file": rows_file}),
             }]
         return out
 
-    def location_dict(self, explain: bool = True) -> dict:
+    def location_dict(self, explain: bool = True, rows_file: str | None = None) -> dict:
         """FORMAT.md ``locations[]``: one location of a several-location return, its share of the
         return's periods (without the room, which is the return's)."""
-        d = self.to_dict(explain)
+        d = self.to_dict(explain, rows_file)
         keep = ("eligible", "ineligible_because", "windows", "average_positions", "new_positions", "credit", "sustained_effort_ratio",
                 "refund", "carried_forward", "not_yet_applied", "pending", "warnings", "checks", "monthly", "explanation")
         return {"id": self.claim_id, **{k: d[k] for k in keep if k in d}, "periods": self.period_rows(room=False)}
 
-    def to_json(self, explain: bool = True, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(explain), indent=indent, ensure_ascii=False)
+    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> str:
+        """``to_dict`` as JSON text; ``rows_file``: the employee-months are in that file
+        (``write_trace``), named instead of listed."""
+        return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
 
     def explanation_entries(self, monthly: list[dict] | None = None) -> list[dict]:
         """The figure entries of the trace, each average with its twelve months (P5) as inputs."""
