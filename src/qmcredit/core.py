@@ -371,6 +371,23 @@ def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, u
                                     "and those between it and the first one given"}]}
 
 
+class _Notes:
+    """The figures of a determination as ``present`` records them: ``note(figure, missing, entry)``
+    adds the figure to ``undecided`` when ``missing`` and, explaining, ``entry()`` (its
+    ``_entry``) to the ``trace`` (B1)."""
+
+    __slots__ = ("explain", "trace", "undecided")
+
+    def __init__(self, explain: bool):
+        self.explain, self.trace, self.undecided = explain, [], []
+
+    def __call__(self, figure: str, missing: bool, entry) -> None:
+        if missing:
+            self.undecided.append(figure)
+        if self.explain:
+            self.trace.append({"figure": figure, **entry()})
+
+
 def present(
     prep: Prepared,
     f: Figures,
@@ -385,15 +402,8 @@ def present(
     header, w, t = prep.header, prep.windows, prep.constants.thresholds
     opts = header.options
     tp = header.taxpayer
-    trace: list[dict] = []
-    undecided: list[str] = []
-
-    def note(figure: str, missing: bool, entry) -> None:
-        """Record a figure: undecided when ``missing``; ``entry()`` gives its ``_entry``."""
-        if missing:
-            undecided.append(figure)
-        if explain:
-            trace.append({"figure": figure, **entry()})
+    note = _Notes(explain)
+    trace, undecided = note.trace, note.undecided
 
     # E1-E5 (a), (d)
     checks, eligible = prep.checks, prep.eligible
@@ -564,14 +574,8 @@ def present_return(
             prev = not_yet.get(y)
             not_yet[y] = v if prev is None else {**prev, "amount": money(Decimal(prev["amount"]) + Decimal(v["amount"]))}
     ledger = L.Ledger(first.period_dates, first.rooms, total, pending_from, not_yet)
-    trace: list[dict] = []
-    undecided: list[str] = []
-
-    def note(figure: str, missing: bool, entry) -> None:
-        if missing:
-            undecided.append(figure)
-        if explain:
-            trace.append({"figure": figure, **entry()})
+    note = _Notes(explain)
+    trace, undecided = note.trace, note.undecided
 
     ids = [d.claim_id for d in dets]
     note("eligible", False, lambda: _entry(

@@ -102,15 +102,20 @@ class Determination:
 
     # -- presentation -------------------------------------------------------------------------
     def monthly_rows(self) -> list[dict]:
+        """The 36 months (P5): full-time positions, equivalent hours, equivalents (P4: the hours
+        over the full-time hours, ``Month.equivalents``) and positions; null after ``as_of``."""
+        ft = self.full_time_hours
+        per, den = ft.denominator, HOURS_SCALE * ft.numerator  # equivalents = hours x per / den, in one reduction
         rows = []
         for i, m in enumerate(self.months):
-            eq = m.equivalents(self.full_time_hours)
+            known = m.known
+            num = m.equivalent_hours * per
             rows.append({
-                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": m.known,
-                "full_time": m.full_time if m.known else None,
-                "equivalent_hours": hours_text(m.equivalent_hours) if m.known else None,
-                "equivalents": exact_decimal(eq) if m.known else None,
-                "positions": exact_decimal(m.full_time + eq) if m.known else None,
+                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": known,
+                "full_time": m.full_time if known else None,
+                "equivalent_hours": hours_text(m.equivalent_hours) if known else None,
+                "equivalents": exact_decimal(Fraction(num, den)) if known else None,
+                "positions": exact_decimal(Fraction(m.full_time * den + num, den)) if known else None,
             })
         return rows
 
