@@ -118,6 +118,7 @@ def test_compute_trace_writes_every_employee_month_to_parquet(tmp_path):
     ``explain`` counts them; the JSON then names the file instead of listing them."""
     capped = json.loads((EXAMPLES / "03-part-time-equivalents.claim.json").read_text())
     capped["options"] = {"equivalent_hours_cap": 100}  # P4a: counted_hours where capped
+    capped["employees"][0]["id"] = 'Zoë "the baker" \\ 1'  # text the JSON escapes
     (tmp_path / "capped.json").write_text(json.dumps(capped))
     paths = [EXAMPLES / "03-part-time-equivalents.claim.json", tmp_path / "capped.json", example_file("next/07-two-locations-shared-room")]
     trace = tmp_path / "trace.parquet"

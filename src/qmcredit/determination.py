@@ -45,6 +45,7 @@ def hours_text_expr(scaled: pl.Expr) -> pl.Expr:
 TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "source", "equivalents", "counted_hours")
 
 
+_NO_ROWS = '"rows": []}]}'
 TRACE_SCHEMA = {"claim_id": pl.Utf8, "location": pl.Utf8, **dict.fromkeys(TRACE_COLUMNS, pl.Utf8)}
 
 
@@ -62,11 +63,30 @@ def write_trace(dets: list["Determination"], path: Path) -> None:
         raise
 
 
+def _json_string(column: str) -> pl.Expr:
+    """Text as a JSON string, escaped as ``json.dumps(..., ensure_ascii=False)`` escapes it."""
+    return pl.struct(pl.col(column).alias("")).struct.json_encode().str.slice(4).str.head(-1)
+
+
+def _row_json() -> pl.Expr:
+    """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it (the
+    other columns are digits, dates and fixed words, written as they are)."""
+    quoted = lambda c: pl.concat_str(pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+    optional = lambda c: pl.concat_str(pl.lit(f', "{c}": "'), pl.col(c), pl.lit('"')).fill_null("")  # noqa: E731
+    return pl.concat_str(
+        pl.lit('{"employee_id": '), _json_string("employee_id"), pl.lit(', "month": '), quoted("month"),
+        pl.lit(', "period": '), quoted("period").fill_null("null"), pl.lit(', "hours": '), quoted("hours"),
+        pl.lit(', "status": '), quoted("status"), pl.lit(', "rule": '), quoted("rule"), pl.lit(', "source": '), _json_string("source"),
+        optional("equivalents"), optional("counted_hours"), pl.lit("}"),
+    ).alias("_json")
+
+
 def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     """B1: the classified employee-months (``law.positions.classify``, of one claim or many, by
     ``claim_id``) as the trace gives them, sorted by claim, employee and month: ``TRACE_COLUMNS``
     as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
-    a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null."""
+    a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null; and
+    ``_json``, each row as JSON text."""
     df = classified.sort("claim_id", "employee_id", "month_idx")
     pte = pl.col("status") == "part_time_equivalent"
     eq = df.select(pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128))
@@ -77,7 +97,7 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
         pl.col("status").replace_strict({k: r for k, (r, _) in STATUS.items()}, return_dtype=pl.Utf8).alias("rule"), "source",
         exact_decimal_text(eq, "_num", "ft_num").alias("equivalents"),
         pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(hours_text_expr(pl.col("counted_hours"))).alias("counted_hours"),
-    )
+    ).with_columns(_row_json())
 
 
 @dataclass(frozen=True)
@@ -157,7 +177,11 @@ class Determination:
         return pl.concat([t.select(pl.lit(self.claim_id).alias("claim_id"), pl.lit(loc, dtype=pl.Utf8).alias("location"), *TRACE_COLUMNS)
                           for loc, t in parts if t is not None] or [pl.DataFrame(schema=TRACE_SCHEMA)])
 
-    def to_dict(self, explain: bool = True, rows_file: str | None = None) -> dict:
+    def employee_month_json(self) -> str:
+        """``employee_month_rows`` as JSON text, joined from the rows' own (``employee_month_table``)."""
+        return "[" + ", ".join(self.employee_months.get_column("_json").to_list()) + "]"
+
+    def to_dict(self, explain: bool = True, rows_file: str | None = None, rows: bool = True) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
         cash = lambda x: None if x is None else money(x)  # noqa: E731
         totals_pending = self.ledger.pending_from is not None
@@ -191,7 +215,7 @@ class Determination:
                 "figure": "employee_months", "rule": "B1", "cite": "N.J.S.A. 52:27BBB-55(d)",
                 "reading": "every employee and month: whether and how the hours were counted",
                 "statuses": {k: {"rule": r, "reading": t} for k, (r, t) in STATUS.items()},
-                **({"rows": self.employee_month_rows()} if rows_file is None else {"rows_file": rows_file}),
+                **({"rows": self.employee_month_rows() if rows else []} if rows_file is None else {"rows_file": rows_file}),
             }]
         return out
 
@@ -206,7 +230,12 @@ class Determination:
     def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> str:
         """``to_dict`` as JSON text; ``rows_file``: the employee-months are in that file
         (``write_trace``), named instead of listed."""
-        return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
+        if indent is not None or not explain or rows_file is not None or self.locations or self.employee_months is None:
+            return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
+        text = json.dumps(self.to_dict(explain, rows=False), ensure_ascii=False)  # the rows last: their text joined in
+        if not text.endswith(_NO_ROWS):
+            raise AssertionError("the employee-months are not the determination's last entry")
+        return f"{text[:-len(_NO_ROWS)]}\"rows\": {self.employee_month_json()}}}]}}"
 
     def explanation_entries(self, monthly: list[dict] | None = None) -> list[dict]:
         """The figure entries of the trace, each average with its twelve months (P5) as inputs."""
