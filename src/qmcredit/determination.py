@@ -87,16 +87,21 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
     a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null; and
     ``_json``, each row as JSON text."""
-    df = classified.sort("claim_id", "employee_id", "month_idx")
     pte = pl.col("status") == "part_time_equivalent"
-    eq = df.select(pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128))
-    return df.select(
+    df = classified.sort("claim_id", "employee_id", "month_idx").with_columns(
+        pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
+    # payrolls repeat a few hour values: each distinct one written once
+    hours = df.select(pl.concat([pl.col("hours"), pl.col("counted_hours")]).unique()).to_series()
+    texts = hours.to_frame().select(hours_text_expr(pl.col("hours"))).to_series()
+    quotients = df.filter(pte).select("_num", "_den").unique()
+    quotients = quotients.with_columns(exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
+    return df.join(quotients, on=["_num", "_den"], how="left", maintain_order="left", nulls_equal=False).select(
         "claim_id", "employee_id", "month",
         pl.col("period").replace_strict(dict(enumerate(PERIOD_NAMES)), default=None, return_dtype=pl.Utf8),
-        hours_text_expr(pl.col("hours")).alias("hours"), "status",
-        pl.col("status").replace_strict({k: r for k, (r, _) in STATUS.items()}, return_dtype=pl.Utf8).alias("rule"), "source",
-        exact_decimal_text(eq, "_num", "ft_num").alias("equivalents"),
-        pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(hours_text_expr(pl.col("counted_hours"))).alias("counted_hours"),
+        pl.col("hours").replace_strict(hours, texts, return_dtype=pl.Utf8), "status",
+        pl.col("status").replace_strict({k: r for k, (r, _) in STATUS.items()}, return_dtype=pl.Utf8).alias("rule"), "source", "equivalents",
+        pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(pl.col("counted_hours").replace_strict(hours, texts, return_dtype=pl.Utf8))
+        .alias("counted_hours"),
     ).with_columns(_row_json())
 
 
