@@ -45,7 +45,6 @@ def hours_text_expr(scaled: pl.Expr) -> pl.Expr:
 TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "source", "equivalents", "counted_hours")
 
 
-_NO_ROWS = '"rows": []}]}'
 TRACE_SCHEMA = {"claim_id": pl.Utf8, "location": pl.Utf8, **dict.fromkeys(TRACE_COLUMNS, pl.Utf8)}
 
 
@@ -61,6 +60,9 @@ def write_trace(dets: list["Determination"], path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_NO_ROWS = '"rows": []}]}'  # how a determination's JSON text ends when its employee-months are left to be joined in
 
 
 def _json_string(column: str) -> pl.Expr:
@@ -85,8 +87,7 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     """B1: the classified employee-months (``law.positions.classify``, of one claim or many, by
     ``claim_id``) as the trace gives them, sorted by claim, employee and month: ``TRACE_COLUMNS``
     as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
-    a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null; and
-    ``_json``, each row as JSON text."""
+    a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null."""
     pte = pl.col("status") == "part_time_equivalent"
     df = classified.sort("claim_id", "employee_id", "month_idx").with_columns(
         pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
@@ -102,7 +103,7 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
         pl.col("status").replace_strict({k: r for k, (r, _) in STATUS.items()}, return_dtype=pl.Utf8).alias("rule"), "source", "equivalents",
         pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(pl.col("counted_hours").replace_strict(hours, texts, return_dtype=pl.Utf8))
         .alias("counted_hours"),
-    ).with_columns(_row_json())
+    )
 
 
 @dataclass(frozen=True)
@@ -183,8 +184,8 @@ class Determination:
                           for loc, t in parts if t is not None] or [pl.DataFrame(schema=TRACE_SCHEMA)])
 
     def employee_month_json(self) -> str:
-        """``employee_month_rows`` as JSON text, joined from the rows' own (``employee_month_table``)."""
-        return "[" + ", ".join(self.employee_months.get_column("_json").to_list()) + "]"
+        """``employee_month_rows`` as JSON text, each row's made in one columnar pass (``_row_json``)."""
+        return "[" + ", ".join(self.employee_months.select(_row_json()).to_series().to_list()) + "]"
 
     def to_dict(self, explain: bool = True, rows_file: str | None = None, rows: bool = True) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
