@@ -145,9 +145,13 @@ def test_compute_trace_writes_every_employee_month_to_parquet(tmp_path):
         assert named == whole  # every figure the same
     assert any("counted_hours" in r and r["counted_hours"] for r in rows)
     assert {r["location"] for r in rows} == {None, "federal", "admiral"}
-    shown = run("explain", paths[0], "--figure", "average_positions.year_one", "--rows", "0").stdout
-    counted = [r for r in rows if r["claim_id"] == str(paths[0]) and r["period"] == "year_one" and r["status"] in ("full_time", "part_time_equivalent")]
-    assert f"employee_months [B1]: {len(counted)} counted employee-months in year_one" in shown
+    for path in paths[:2]:  # explain lists the same employee-months, with the same hours, status and equivalents
+        shown = run("explain", path, "--figure", "average_positions.year_one", "--rows", "100000").stdout.splitlines()
+        counted = [r for r in rows if r["claim_id"] == str(path) and r["period"] == "year_one" and r["status"] in ("full_time", "part_time_equivalent")]
+        assert f"  employee_months [B1]: {len(counted)} counted employee-months in year_one" in shown
+        for r in counted:
+            eq = f" = {r['equivalents']} equivalents" if r["equivalents"] else ""
+            assert f"    {r['employee_id']} {r['month']}: {r['hours']} h, {r['status']} ({r['rule']}){eq}  <- {r['source']}" in shown
 
 
 def test_compute_trace_refuses_what_it_cannot_write(tmp_path):
