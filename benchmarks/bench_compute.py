@@ -1,23 +1,29 @@
-"""Benchmark of `qmcredit compute --json` (issue 2): claims per second over 1,000 claims of 50
-employees, and the time for one claim of 10,000 employees; also how time grows with
-employee-months. Run by hand (`make bench`); figures go to benchmarks/compute.md and the README.
+"""Benchmark of `qmcredit compute --json` (issues 2 and 18): claims per second over 1,000 claims of
+50 employees (with the trace in the JSON, with it in a Parquet side file, without it), the start-up
+of one small claim, and the time for one claim of 2,500 to 40,000 employees; also how time grows
+with employee-months. Run by hand (`make bench`); each run adds a dated section at the top of
+benchmarks/compute.md (the earlier sections stay, for comparison).
 
 Each run is a fresh process, as a user runs it (start-up included), timed over `--repeat` runs
-(best and median reported).
+(best and median reported), with the processor time it used (user + system, the steadier figure
+on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EXE = Path(sys.executable).parent / "qmcredit"
+TITLE = "# `qmcredit compute --json` benchmark"
 
 
 def generate(out: Path, claims: int, employees: int) -> list[Path]:
@@ -26,48 +32,62 @@ def generate(out: Path, claims: int, employees: int) -> list[Path]:
     return sorted(out.glob("*.json"))
 
 
-def timed(args: list[str], repeat: int) -> list[float]:
-    times = []
+def timed(args: list[str], repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and processor seconds of each of ``repeat`` runs."""
+    walls, cpus = [], []
     for _ in range(repeat):
+        before = os.times()
         t = time.perf_counter()
         subprocess.run([str(EXE), *args], check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t)
-    return times
+        walls.append(time.perf_counter() - t)
+        after = os.times()
+        cpus.append(after.children_user - before.children_user + after.children_system - before.children_system)
+    return walls, cpus
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--largest", type=int, default=40000, help="the largest one-claim size to run (2,500, 10,000, 40,000)")
+    ap.add_argument("--note", default="", help="a sentence on the conditions (the commit, the machine's load)")
     a = ap.parse_args()
     rows = []
     many = generate(a.data / "compute-1000x50", 1000, 50)
-    for explain in (True, False):
-        flag = [] if explain else ["--no-explain"]
-        t = timed(["compute", "--json", *flag, *map(str, many)], a.repeat)
-        rows.append((f"1,000 claims x 50 employees{'' if explain else ', --no-explain'}", min(t), statistics.median(t), f"{1000 / min(t):.0f} claims/s"))
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = (("", []), (", --no-explain", ["--no-explain"]), (", --trace FILE.parquet", ["--trace", str(Path(tmp) / "trace.parquet")]))
+        for label, flag in runs:
+            wall, cpu = timed(["compute", "--json", *flag, *map(str, many)], a.repeat)
+            rows.append((f"1,000 claims x 50 employees{label}", min(wall), statistics.median(wall), min(cpu), f"{1000 / min(wall):.0f} claims/s ({1000 / min(cpu):.0f} a processor second)"))
+    small = HERE.parent / "examples" / "01-expansion-cap-carryforward.claim.json"
+    wall, cpu = timed(["compute", "--json", str(small)], a.repeat)
+    rows.append(("1 claim (examples/01), start to finish", min(wall), statistics.median(wall), min(cpu), "start-up included"))
+    wall, cpu = timed(["--help"], a.repeat)
+    rows.append(("`qmcredit --help` (the start-up alone)", min(wall), statistics.median(wall), min(cpu), ""))
     single = []
-    for n in (2500, 10000, 40000):
+    for n in (n for n in (2500, 10000, 40000) if n <= a.largest):
         one = generate(a.data / f"compute-1x{n}", 1, n)
-        t = timed(["compute", "--json", str(one[0])], a.repeat)
-        single.append((n * 36, min(t)))
-        rows.append((f"1 claim x {n:,} employees", min(t), statistics.median(t), f"{n * 36 / min(t) / 1000:.0f}k employee-months/s, start-up included"))
+        wall, cpu = timed(["compute", "--json", str(one[0])], a.repeat)
+        single.append((n * 36, min(wall)))
+        rows.append((f"1 claim x {n:,} employees", min(wall), statistics.median(wall), min(cpu), f"{n * 36 / min(wall) / 1000:.0f}k employee-months/s, start-up included"))
     growth = [(t2 - t1) / (m2 - m1) * 1e6 for (m1, t1), (m2, t2) in zip(single, single[1:])]
-    lines = [
-        "# `qmcredit compute --json` benchmark", "",
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
-        f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores; each figure a fresh process "
-        f"(start-up included), best and median of {a.repeat} runs. Generated by `benchmarks/make_claims.py` (seed 313).", "",
-        "| run | best (s) | median (s) | rate |", "|---|---:|---:|---|",
-        *(f"| {r[0]} | {r[1]:.2f} | {r[2]:.2f} | {r[3]} |" for r in rows),
+    head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    section = [
+        f"## {time.strftime('%Y-%m-%d %H:%M')} at `{head}`", "",
+        f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} cores; each figure a fresh process (start-up included), best and median of {a.repeat} runs; "
+        f"processor: the fewest user + system seconds of a run. Generated by `benchmarks/make_claims.py` (seed 313). {a.note}".rstrip(), "",
+        "| run | best (s) | median (s) | processor (s) | rate |", "|---|---:|---:|---:|---|",
+        *(f"| {r[0]} | {r[1]:.2f} | {r[2]:.2f} | {r[3]:.2f} | {r[4]} |" for r in rows),
         "",
-        "Growth: from one claim size to the next (90k, 360k, 1.44M employee-months) each added employee-month costs "
-        + " and ".join(f"{g:.1f} µs" for g in growth)
-        + ": linear in employee-months, over a fixed start-up (interpreter, polars, pydantic) and output. With the "
-        "full trace (the default) each claim's JSON lists every employee-month (B1); the 1,000-claim run writes about 225 MB.",
     ]
-    (HERE / "compute.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    if growth:
+        section += ["Growth: from one claim size to the next each added employee-month costs "
+                    + " and ".join(f"{g:.1f} µs" for g in growth) + ".", ""]
+    path = HERE / "compute.md"
+    old = path.read_text().removeprefix(TITLE).lstrip("\n") if path.is_file() else ""
+    path.write_text("\n".join([TITLE, "", *section, old]).rstrip("\n") + "\n")
+    print("\n".join(section))
 
 
 if __name__ == "__main__":

@@ -101,3 +101,65 @@ def test_compute_no_explain_gives_the_same_determinations_without_the_trace():
     for t, b in zip(traced, bare):
         assert "explanation" not in b and all("explanation" not in x for x in b.get("locations") or [])
         assert without_trace(t) == without_trace(b)
+
+
+def _trace_rows(path: Path) -> list[dict]:
+    """The Parquet trace read back with pyarrow (another reader than the writer's polars)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    assert {str(t) for t in table.schema.types} == {"large_string"}  # exact text, never a binary float
+    return table.to_pylist()
+
+
+def test_compute_trace_writes_every_employee_month_to_parquet(tmp_path):
+    """B1 (issue 18): ``compute --json --trace FILE.parquet`` writes the employee-months whole,
+    one row each with its claim and location, the same as the JSON's trace lists them and as
+    ``explain`` counts them; the JSON then names the file instead of listing them."""
+    capped = json.loads((EXAMPLES / "03-part-time-equivalents.claim.json").read_text())
+    capped["options"] = {"equivalent_hours_cap": 100}  # P4a: counted_hours where capped
+    capped["employees"][0]["id"] = 'Zoë "the baker" \\ 1'  # text the JSON escapes
+    (tmp_path / "capped.json").write_text(json.dumps(capped))
+    paths = [EXAMPLES / "03-part-time-equivalents.claim.json", tmp_path / "capped.json", example_file("next/07-two-locations-shared-room")]
+    trace = tmp_path / "trace.parquet"
+    trace.write_bytes(b"an older file, replaced whole")
+    with_file = run("compute", "--json", "--trace", trace, *paths)
+    assert with_file.returncode == 0, with_file.stderr
+    listed = run("compute", "--json", *paths)
+    rows = _trace_rows(trace)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["capped.json", "trace.parquet"]  # written by a rename: no temporary left
+    for named, whole in zip(map(json.loads, with_file.stdout.splitlines()), map(json.loads, listed.stdout.splitlines())):
+        parts = whole.get("locations") or [whole]
+        named_parts = named.get("locations") or [named]
+        for part, named_part in zip(parts, named_parts):
+            entry, named_entry = part["explanation"][-1], named_part["explanation"][-1]
+            assert named_entry["rows_file"] == str(trace) and "rows" not in named_entry
+            location = part["id"] if "locations" in whole else None
+            mine = [{k: v for k, v in r.items() if v is not None and k not in ("claim_id", "location")}
+                    for r in rows if r["claim_id"] == whole["claim_id"] and r["location"] == location]
+            assert mine == entry["rows"] and mine
+        named.pop("explanation"), whole.pop("explanation")
+        for d in (named, whole):
+            for part in d.get("locations", []):
+                part.pop("explanation")
+        assert named == whole  # every figure the same
+    assert any("counted_hours" in r and r["counted_hours"] for r in rows)
+    assert {r["location"] for r in rows} == {None, "federal", "admiral"}
+    for path in paths[:2]:  # explain lists the same employee-months, with the same hours, status and equivalents
+        shown = run("explain", path, "--figure", "average_positions.year_one", "--rows", "100000").stdout.splitlines()
+        counted = [r for r in rows if r["claim_id"] == str(path) and r["period"] == "year_one" and r["status"] in ("full_time", "part_time_equivalent")]
+        assert f"  employee_months [B1]: {len(counted)} counted employee-months in year_one" in shown
+        for r in counted:
+            eq = f" = {r['equivalents']} equivalents" if r["equivalents"] else ""
+            assert f"    {r['employee_id']} {r['month']}: {r['hours']} h, {r['status']} ({r['rule']}){eq}  <- {r['source']}" in shown
+
+
+def test_compute_trace_refuses_what_it_cannot_write(tmp_path):
+    claim = EXAMPLES / "04-insurer.claim.json"
+    for args, words in ((["--no-explain", "--trace", tmp_path / "t.parquet"], "without --no-explain"),
+                        (["--trace", tmp_path / "t.json"], "must end in .parquet"),
+                        (["--trace", tmp_path / "no" / "t.parquet"], "does not exist")):
+        r = run("compute", "--json", *args, claim)
+        assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
+        assert r.stdout == ""
+    assert list(tmp_path.iterdir()) == []

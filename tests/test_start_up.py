@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,30 @@ def loaded_after(statement: str) -> list[str]:
 def test_the_command_line_and_the_batch_planner_load_no_rules():
     assert loaded_after("import qmcredit.cli") == []
     assert loaded_after("import qmcredit.batch.engine") == []
+
+
+#: What ``qmcredit compute --json`` of one claim never needs: the other shells' libraries (DuckDB,
+#: reportlab, the office's FastAPI and SQLAlchemy, Dask) and modules, and the worksheet's rich.
+NOT_FOR_COMPUTE = ("duckdb", "reportlab", "fastapi", "sqlalchemy", "dask", "openpyxl", "rich",
+                   "qmcredit.batch", "qmcredit.service", "qmcredit.web", "qmcredit.analysis", "qmcredit.worksheet")
+
+
+def test_compute_of_one_claim_imports_no_other_shell():
+    """Start-up (issue 18): ``qmcredit compute --json`` run as the command line runs it imports
+    none of ``NOT_FOR_COMPUTE``; the other commands still run (their modules load by name)."""
+    claim = Path(__file__).parents[1] / "examples" / "01-expansion-cap-carryforward.claim.json"
+    code = (f"import json, sys\nsys.argv = ['qmcredit', 'compute', '--json', {str(claim)!r}]\nfrom qmcredit.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(json.dumps([m for m in sys.modules if m.split('.')[0] in {NOT_FOR_COMPUTE!r} or m.startswith({NOT_FOR_COMPUTE!r})]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *determination, loaded = out.stdout.strip().splitlines()
+    assert json.loads(determination[0])["format"] == "qmcredit.determination/1"
+    assert json.loads(loaded) == []
+    exe = str(Path(sys.executable).parent / "qmcredit")
+    shown = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
+    assert all(name in shown for name in ("compute", "batch", "synth", "serve", "form313", "cost", "reform", "audit"))
+    verify = subprocess.run([exe, "audit", "verify", "--help"], capture_output=True, text=True)
+    assert verify.returncode == 0 and "hash chain" in verify.stdout
 
 
 def test_a_name_of_the_api_loads_its_module():

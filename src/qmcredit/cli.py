@@ -9,10 +9,12 @@ from __future__ import annotations
 import gc
 import json
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from .imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from .problems import ClaimError
@@ -24,12 +26,46 @@ if TYPE_CHECKING:
 # command pays only for its own, and ``qmcredit batch`` starts reading its tables before the
 # rules are imported (qmcredit/__init__.py).
 
+#: The other shells' commands, each beside the shell it drives: name -> (module, attribute). Their
+#: modules (polars, DuckDB, the office's FastAPI and SQLAlchemy, reportlab) are imported only when
+#: the command runs or its help is shown, so ``qmcredit compute`` starts without them.
+SHELLS = {
+    "serve": ("service.cli", "serve"),
+    "form313": ("web.cli", "form313"),
+    "batch": ("batch.cli", "batch"),
+    "synth": ("batch.cli", "synth"),
+    "cost": ("analysis.cli", "cost"),
+    "reform": ("analysis.cli", "reform"),
+    "audit": ("service.cli", "audit_app"),
+}
+
+
+class _Shells(TyperGroup):
+    """The command group: this module's commands, and ``SHELLS`` loaded by name on first use."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return [*super().list_commands(ctx), *(n for n in SHELLS if n not in self.commands)]
+
+    def get_command(self, ctx, name: str):
+        if name not in self.commands and name in SHELLS:
+            module, attr = SHELLS[name]
+            shell, command = getattr(import_module(f"qmcredit.{module}"), attr), None
+            if not isinstance(shell, typer.Typer):  # one command: a Typer of it alone
+                command, shell = shell, typer.Typer(add_completion=False)
+                shell.command(name=name)(command)
+            loaded = typer.main.get_command(shell) if command else typer.main.get_group(shell)
+            loaded.name = name
+            self.add_command(loaded)
+        return super().get_command(ctx, name)
+
+
 app = typer.Typer(
     name="qmcredit",
     help="The New Jersey credit for new jobs in a qualified municipality (N.J.S.A. 52:27BBB-55, Form 313).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_Shells,
 )
 
 
@@ -49,6 +85,7 @@ def _console() -> Console:
 
 
 EXIT_INVALID = 1
+EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (docs/format.md).", show_default=False)]
@@ -77,23 +114,43 @@ def _decided(claims: list, explain: bool = True) -> list:
         return out
 
 
+def _check_trace(path: Path, explain: bool) -> None:
+    """``--trace FILE.parquet``: refused (exit 2, one line) without the explanation, without the
+    .parquet suffix, or in a folder that does not exist."""
+    why = ("the trace is the explanation's: give --trace without --no-explain" if not explain
+           else f"{str(path)!r} must end in .parquet (the trace is written as Parquet)" if path.suffix.lower() != ".parquet"
+           else f"the folder {str(path.parent)!r} does not exist" if not path.parent.is_dir() else None)
+    if why is not None:
+        _say(f"qmcredit compute: --trace: {why}")
+        raise typer.Exit(EXIT_USAGE)
+
+
 @app.command()
 def compute(
     claims: ClaimPaths,
     json_out: Annotated[bool, typer.Option("--json", help="One determination per claim, one JSON object per line, in the order given.")] = False,
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write the employee-months of the trace (B1) to this Parquet file, one row each; the JSON's explanation then names the file instead of listing them.", dir_okay=False, show_default=False)] = None,
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     from .loaders import load_claims
-    from .worksheet import print_worksheet
 
+    if trace is not None:
+        _check_trace(trace, explain or not json_out)
     loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))
     decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)], explain or not json_out))
     results = [item if isinstance(item, ClaimError) else next(decided) for item in loaded]
+    if trace is not None:
+        from .determination import write_trace
+
+        write_trace([d for d in results if not isinstance(d, ClaimError)], trace)
     failed = False
     out = sys.stdout
-    console = None if json_out else _console()
+    if not json_out:
+        from .worksheet import print_worksheet
+
+        console = _console()
     for path, claim, det in zip(claims, loaded, results):
         if isinstance(det, ClaimError):
             _report(det, path)
@@ -102,7 +159,7 @@ def compute(
                 out.write(json.dumps({"claim": str(path), **det.to_dict()}) + "\n")
             continue
         if json_out:
-            out.write(det.to_json(explain=explain) + "\n")
+            out.write(det.to_json(explain=explain, rows_file=None if trace is None else str(trace)) + "\n")
         else:
             print_worksheet(claim, det, console)
     out.flush()
@@ -197,25 +254,6 @@ def columns(
         print(f"saved the mapping to {save_mapping}; reuse it with --mapping {save_mapping}")
     if problems:
         raise typer.Exit(EXIT_INVALID)
-
-
-def _register_shells() -> None:
-    """The other shells' commands: each lives beside the shell it drives."""
-    from .analysis.cli import cost, reform
-    from .batch.cli import batch, synth
-    from .service.cli import audit_app, serve
-    from .web.cli import form313
-
-    app.command()(serve)
-    app.command()(form313)
-    app.command()(batch)
-    app.command()(synth)
-    app.add_typer(audit_app, name="audit")
-    app.command()(cost)
-    app.command()(reform)
-
-
-_register_shells()
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import polars as pl
 
 from .claim import Claim, ClaimHeader
-from .determination import Determination, exact
+from .determination import Determination, employee_month_table, exact
 from .law import credit as C
 from .law import eligibility as E
 from .law import ledger as L
@@ -97,11 +97,13 @@ def cached_constants(header: ClaimHeader, cache: dict, params: ParameterSet | No
     return k
 
 
-def with_constants(payroll: pl.DataFrame, claim_id, cols: dict) -> pl.DataFrame:
-    return payroll.with_columns(
-        pl.lit(claim_id).alias("claim_id"),
-        *(pl.lit(v, dtype=CLAIM_COLUMNS[k]).alias(k) for k, v in cols.items()),
-    )
+def with_claim_columns(payrolls: Sequence[pl.DataFrame], cols: Sequence[dict]) -> pl.DataFrame:
+    """The payrolls of many claims as one table, each row with its claim's code (``claim_id``, its
+    place in ``payrolls``) and constants (``cols``, the ``CLAIM_COLUMNS``): gathered from a table
+    of one row per claim, not built claim by claim."""
+    codes = pl.Series("claim_id", [i for i, df in enumerate(payrolls) for _ in range(df.height)], dtype=pl.Int64)
+    constants = pl.DataFrame([pl.Series(k, [c[k] for c in cols], dtype=t) for k, t in CLAIM_COLUMNS.items()])
+    return pl.concat(payrolls, how="vertical").hstack([codes, *constants[codes].get_columns()])
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,17 +324,15 @@ def decide_many(claims: Sequence[Claim], explain: bool = True) -> list[Determina
         for part in c.locations:
             parts.append((part, prepare(part.header, part.location_id or c.source or part.header.taxpayer.id, cache, window)))
         returns.append(range(first, len(parts)))
-    frames = [with_constants(c.payroll, i, p.constants.columns) for i, (c, p) in enumerate(parts)]
-    rows = pl.concat(frames, how="vertical")
-    classified = classify(rows.lazy().with_columns(pl.col("claim_id").cast(pl.Int64))).collect()
+    classified = classify(with_claim_columns([c.payroll for c, _ in parts], [p.constants.columns for _, p in parts]).lazy()).collect()
     per_month = monthly(classified.lazy()).collect()
     sums, measured = measured_sums(per_month), measured_months(per_month)
-    emps = classified.partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    emps = employee_month_table(classified).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True) if explain else {}
     out = []
     for c, codes in zip(claims, returns):
         preps = [parts[i][1] for i in codes]
         total, figs, pending_from = settle(preps, [measure(p, sums.get(i, NO_HOURS)) for p, i in zip(preps, codes)])
-        dets = [present(p, f, measured.get(i, {}), emps.get((i,)) if explain else None, explain) for p, f, i in zip(preps, figs, codes)]
+        dets = [present(p, f, measured.get(i, {}), emps.get((i,)), explain) for p, f, i in zip(preps, figs, codes)]
         out.append(dets[0] if not c.parts else present_return(c, preps, figs, total, pending_from, dets, explain))
     return out
 
@@ -371,6 +371,23 @@ def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, u
                                     "and those between it and the first one given"}]}
 
 
+class _Notes:
+    """The figures of a determination as ``present`` records them: ``note(figure, missing, entry)``
+    adds the figure to ``undecided`` when ``missing`` and, explaining, ``entry()`` (its
+    ``_entry``) to the ``trace`` (B1)."""
+
+    __slots__ = ("explain", "trace", "undecided")
+
+    def __init__(self, explain: bool):
+        self.explain, self.trace, self.undecided = explain, [], []
+
+    def __call__(self, figure: str, missing: bool, entry) -> None:
+        if missing:
+            self.undecided.append(figure)
+        if self.explain:
+            self.trace.append({"figure": figure, **entry()})
+
+
 def present(
     prep: Prepared,
     f: Figures,
@@ -385,15 +402,8 @@ def present(
     header, w, t = prep.header, prep.windows, prep.constants.thresholds
     opts = header.options
     tp = header.taxpayer
-    trace: list[dict] = []
-    undecided: list[str] = []
-
-    def note(figure: str, missing: bool, entry) -> None:
-        """Record a figure: undecided when ``missing``; ``entry()`` gives its ``_entry``."""
-        if missing:
-            undecided.append(figure)
-        if explain:
-            trace.append({"figure": figure, **entry()})
+    note = _Notes(explain)
+    trace, undecided = note.trace, note.undecided
 
     # E1-E5 (a), (d)
     checks, eligible = prep.checks, prep.eligible
@@ -564,14 +574,8 @@ def present_return(
             prev = not_yet.get(y)
             not_yet[y] = v if prev is None else {**prev, "amount": money(Decimal(prev["amount"]) + Decimal(v["amount"]))}
     ledger = L.Ledger(first.period_dates, first.rooms, total, pending_from, not_yet)
-    trace: list[dict] = []
-    undecided: list[str] = []
-
-    def note(figure: str, missing: bool, entry) -> None:
-        if missing:
-            undecided.append(figure)
-        if explain:
-            trace.append({"figure": figure, **entry()})
+    note = _Notes(explain)
+    trace, undecided = note.trace, note.undecided
 
     ids = [d.claim_id for d in dets]
     note("eligible", False, lambda: _entry(

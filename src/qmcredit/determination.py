@@ -10,9 +10,12 @@ parameters, inputs and the figures it depends on, down to every employee-month.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import polars as pl
 
@@ -20,7 +23,7 @@ from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
-from .money import exact_decimal, fraction_text, from_cents, money
+from .money import exact_decimal, exact_decimal_text, fraction_text, from_cents, money
 from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
@@ -29,6 +32,78 @@ FORMAT = "qmcredit.determination/1"
 def hours_text(scaled: int) -> str:
     whole, frac = divmod(scaled, HOURS_SCALE)
     return f"{whole}" if frac == 0 else f"{whole}.{str(frac).rjust(HOURS_DECIMALS, '0').rstrip('0')}"
+
+
+def hours_text_expr(scaled: pl.Expr) -> pl.Expr:
+    """``hours_text`` of a column of scaled hours (zero or more)."""
+    whole, frac = (scaled // HOURS_SCALE).cast(pl.Utf8), scaled % HOURS_SCALE
+    return pl.when(frac == 0).then(whole).otherwise(
+        pl.concat_str(whole, pl.lit("."), frac.cast(pl.Utf8).str.zfill(HOURS_DECIMALS).str.strip_chars_end("0")))
+
+
+#: The trace's employee-months (B1), as ``employee_month_table`` writes them: text, exact.
+TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "source", "equivalents", "counted_hours")
+
+
+TRACE_SCHEMA = {"claim_id": pl.Utf8, "location": pl.Utf8, **dict.fromkeys(TRACE_COLUMNS, pl.Utf8)}
+
+
+def write_trace(dets: list["Determination"], path: Path) -> None:
+    """B1's employee-months of ``dets`` written whole to the Parquet file ``path``, one row each
+    (``Determination.trace_table``), atomically: a temporary file beside it, renamed over it."""
+    table = pl.concat([d.trace_table() for d in dets]) if dets else pl.DataFrame(schema=TRACE_SCHEMA)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        table.write_parquet(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+_NO_ROWS = '"rows": []}]}'  # how a determination's JSON text ends when its employee-months are left to be joined in
+
+
+def _json_string(column: str) -> pl.Expr:
+    """Text as a JSON string, escaped as ``json.dumps(..., ensure_ascii=False)`` escapes it."""
+    return pl.struct(pl.col(column).alias("")).struct.json_encode().str.slice(4).str.head(-1)
+
+
+def _row_json() -> pl.Expr:
+    """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it (the
+    other columns are digits, dates and fixed words, written as they are)."""
+    quoted = lambda c: pl.concat_str(pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+    optional = lambda c: pl.concat_str(pl.lit(f', "{c}": "'), pl.col(c), pl.lit('"')).fill_null("")  # noqa: E731
+    return pl.concat_str(
+        pl.lit('{"employee_id": '), _json_string("employee_id"), pl.lit(', "month": '), quoted("month"),
+        pl.lit(', "period": '), quoted("period").fill_null("null"), pl.lit(', "hours": '), quoted("hours"),
+        pl.lit(', "status": '), quoted("status"), pl.lit(', "rule": '), quoted("rule"), pl.lit(', "source": '), _json_string("source"),
+        optional("equivalents"), optional("counted_hours"), pl.lit("}"),
+    ).alias("_json")
+
+
+def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
+    """B1: the classified employee-months (``law.positions.classify``, of one claim or many, by
+    ``claim_id``) as the trace gives them, sorted by claim, employee and month: ``TRACE_COLUMNS``
+    as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
+    a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null."""
+    pte = pl.col("status") == "part_time_equivalent"
+    df = classified.sort("claim_id", "employee_id", "month_idx").with_columns(
+        pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
+    # payrolls repeat a few hour values: each distinct one written once
+    hours = df.select(pl.concat([pl.col("hours"), pl.col("counted_hours")]).unique()).to_series()
+    texts = hours.to_frame().select(hours_text_expr(pl.col("hours"))).to_series()
+    quotients = df.filter(pte).select("_num", "_den").unique()
+    quotients = quotients.with_columns(exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
+    return df.join(quotients, on=["_num", "_den"], how="left", maintain_order="left", nulls_equal=False).select(
+        "claim_id", "employee_id", "month",
+        pl.col("period").replace_strict(dict(enumerate(PERIOD_NAMES)), default=None, return_dtype=pl.Utf8),
+        pl.col("hours").replace_strict(hours, texts, return_dtype=pl.Utf8), "status",
+        pl.col("status").replace_strict({k: r for k, (r, _) in STATUS.items()}, return_dtype=pl.Utf8).alias("rule"), "source", "equivalents",
+        pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(pl.col("counted_hours").replace_strict(hours, texts, return_dtype=pl.Utf8))
+        .alias("counted_hours"),
+    )
 
 
 @dataclass(frozen=True)
@@ -48,20 +123,25 @@ class Determination:
     pending: dict | None
     warnings: tuple[str, ...]
     explanation: tuple[dict, ...]           # empty when decided with explain=False
-    employee_months: pl.DataFrame | None = None  # the classified rows of this claim (B1)
+    employee_months: pl.DataFrame | None = None  # this claim's ``employee_month_table`` (B1)
     locations: tuple["Determination", ...] = ()  # a several-location return (L6): each location's, in the claim's order
 
     # -- presentation -------------------------------------------------------------------------
     def monthly_rows(self) -> list[dict]:
+        """The 36 months (P5): full-time positions, equivalent hours, equivalents (P4: the hours
+        over the full-time hours, ``Month.equivalents``) and positions; null after ``as_of``."""
+        ft = self.full_time_hours
+        per, den = ft.denominator, HOURS_SCALE * ft.numerator  # equivalents = hours x per / den, in one reduction
         rows = []
         for i, m in enumerate(self.months):
-            eq = m.equivalents(self.full_time_hours)
+            known = m.known
+            num = m.equivalent_hours * per
             rows.append({
-                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": m.known,
-                "full_time": m.full_time if m.known else None,
-                "equivalent_hours": hours_text(m.equivalent_hours) if m.known else None,
-                "equivalents": exact_decimal(eq) if m.known else None,
-                "positions": exact_decimal(m.full_time + eq) if m.known else None,
+                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": known,
+                "full_time": m.full_time if known else None,
+                "equivalent_hours": hours_text(m.equivalent_hours) if known else None,
+                "equivalents": exact_decimal(Fraction(num, den)) if known else None,
+                "positions": exact_decimal(Fraction(m.full_time * den + num, den)) if known else None,
             })
         return rows
 
@@ -69,31 +149,14 @@ class Determination:
         """B1: every employee-month of the claim, how it was counted, and its source row."""
         if self.employee_months is None:
             return []
-        df = self.employee_months.sort("employee_id", "month_idx")
-        ft = self.full_time_hours
-        text: dict[int, str] = {}  # payrolls repeat a few hour values: format each once
-        equivalents: dict[int, str] = {}
-        rules = {k: r for k, (r, _) in STATUS.items()}
         out = []
-        for emp, month, hours, counted, period, status, source in df.select(
-            "employee_id", "month", "hours", "counted_hours", "period", "status", "source"
-        ).iter_rows():
-            h = text.get(hours)
-            if h is None:
-                h = text[hours] = hours_text(hours)
-            row = {
-                "employee_id": emp, "month": month,
-                "period": PERIOD_NAMES[period] if period is not None else None,
-                "hours": h, "status": status, "rule": rules[status], "source": source,
-            }
-            if status == "part_time_equivalent":
-                eq = equivalents.get(counted)
-                if eq is None:
-                    eq = equivalents[counted] = exact_decimal(Fraction(counted, HOURS_SCALE) / ft)
-                row["equivalents"] = eq
-                if counted != hours:  # P4a: capped
-                    row["counted_hours"] = hours_text(counted)
-            out.append(row)
+        for *row, eq, counted in zip(*(self.employee_months.get_column(c).to_list() for c in TRACE_COLUMNS)):
+            d = dict(zip(TRACE_COLUMNS, row))
+            if eq is not None:
+                d["equivalents"] = eq
+                if counted is not None:
+                    d["counted_hours"] = counted
+            out.append(d)
         return out
 
     def period_rows(self, room: bool = True) -> list[dict]:
@@ -112,7 +175,19 @@ class Determination:
             periods.append(p)
         return periods
 
-    def to_dict(self, explain: bool = True) -> dict:
+    def trace_table(self) -> pl.DataFrame:
+        """B1's employee-months of this determination (of each location of a several-location
+        return) as ``write_trace`` writes them: ``claim_id``, ``location`` (null for a one-location
+        claim), then ``TRACE_COLUMNS``."""
+        parts = [(d.claim_id, d.employee_months) for d in self.locations] if self.locations else [(None, self.employee_months)]
+        return pl.concat([t.select(pl.lit(self.claim_id).alias("claim_id"), pl.lit(loc, dtype=pl.Utf8).alias("location"), *TRACE_COLUMNS)
+                          for loc, t in parts if t is not None] or [pl.DataFrame(schema=TRACE_SCHEMA)])
+
+    def employee_month_json(self) -> str:
+        """``employee_month_rows`` as JSON text, each row's made in one columnar pass (``_row_json``)."""
+        return "[" + ", ".join(self.employee_months.select(_row_json()).to_series().to_list()) + "]"
+
+    def to_dict(self, explain: bool = True, rows_file: str | None = None, rows: bool = True) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
         cash = lambda x: None if x is None else money(x)  # noqa: E731
         totals_pending = self.ledger.pending_from is not None
@@ -136,7 +211,7 @@ class Determination:
             "checks": [c.to_dict() for c in self.checks],
         }
         if self.locations:
-            out["locations"] = [d.location_dict(explain) for d in self.locations]
+            out["locations"] = [d.location_dict(explain, rows_file) for d in self.locations]
             if explain:
                 out["explanation"] = self.explanation_entries([])
             return out
@@ -146,20 +221,27 @@ class Determination:
                 "figure": "employee_months", "rule": "B1", "cite": "N.J.S.A. 52:27BBB-55(d)",
                 "reading": "every employee and month: whether and how the hours were counted",
                 "statuses": {k: {"rule": r, "reading": t} for k, (r, t) in STATUS.items()},
-                "rows": self.employee_month_rows(),
+                **({"rows": self.employee_month_rows() if rows else []} if rows_file is None else {"rows_file": rows_file}),
             }]
         return out
 
-    def location_dict(self, explain: bool = True) -> dict:
+    def location_dict(self, explain: bool = True, rows_file: str | None = None) -> dict:
         """FORMAT.md ``locations[]``: one location of a several-location return, its share of the
         return's periods (without the room, which is the return's)."""
-        d = self.to_dict(explain)
+        d = self.to_dict(explain, rows_file)
         keep = ("eligible", "ineligible_because", "windows", "average_positions", "new_positions", "credit", "sustained_effort_ratio",
                 "refund", "carried_forward", "not_yet_applied", "pending", "warnings", "checks", "monthly", "explanation")
         return {"id": self.claim_id, **{k: d[k] for k in keep if k in d}, "periods": self.period_rows(room=False)}
 
-    def to_json(self, explain: bool = True, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(explain), indent=indent, ensure_ascii=False)
+    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> str:
+        """``to_dict`` as JSON text; ``rows_file``: the employee-months are in that file
+        (``write_trace``), named instead of listed."""
+        if indent is not None or not explain or rows_file is not None or self.locations or self.employee_months is None:
+            return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
+        text = json.dumps(self.to_dict(explain, rows=False), ensure_ascii=False)  # the rows last: their text joined in
+        if not text.endswith(_NO_ROWS):
+            raise AssertionError("the employee-months are not the determination's last entry")
+        return f"{text[:-len(_NO_ROWS)]}\"rows\": {self.employee_month_json()}}}]}}"
 
     def explanation_entries(self, monthly: list[dict] | None = None) -> list[dict]:
         """The figure entries of the trace, each average with its twelve months (P5) as inputs."""

@@ -55,7 +55,8 @@ _HOOKS = dict(object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, **_HOOKS)  # one for every text: a batch reads hundreds of thousands
 _STORED = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, parse_constant=_refuse_constant)
 _CHECKING = json.JSONDecoder(parse_float=_bounded(Decimal), parse_int=_bounded(Decimal), **_HOOKS)
-_LONG_DIGITS = re.compile(r"[0-9]{%d}" % (MAX_NUMBER_DIGITS + 1))
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+_LONG_RUN = "0" * (MAX_NUMBER_DIGITS + 1)
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _PAIR = re.compile(r"\[\]|\{\}")
@@ -64,6 +65,23 @@ _PAIR = re.compile(r"\[\]|\{\}")
 def _place(text: str, pos: int) -> str:
     line = text.count("\n", 0, pos) + 1
     return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def _long_digits(text: str) -> bool:
+    """Whether ``text`` has more than ``MAX_NUMBER_DIGITS`` digits in a row (in a number or a
+    string: then the numbers are checked one by one). Every digit as 0, one substring search."""
+    return _LONG_RUN in text.translate(_DIGITS_AS_ZERO)
+
+
+def _deeper(doc: Any) -> bool:
+    """Whether a decoded document nests more than ``MAX_DEPTH`` levels (its containers, level by
+    level: a claim has a few hundred)."""
+    level = [doc] if isinstance(doc, (dict, list)) else []
+    for _ in range(MAX_DEPTH):
+        if not level:
+            return False
+        level = [v for x in level for v in (x.values() if isinstance(x, dict) else x) if isinstance(v, (dict, list))]
+    return bool(level)
 
 
 def _too_deep(text: str) -> int | None:
@@ -105,16 +123,30 @@ def parse_json(text: str | bytes, source: str | None = None) -> Any:
             text = text[1:]  # a byte-order mark before JSON bytes is allowed (RFC 8259, 8.1)
     elif text.startswith("\ufeff"):  # as json.loads: a text (not bytes) with a byte-order mark is refused
         raise ClaimError([Problem("line 1 column 1", "not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)")], source)
+    try:
+        doc = (_CHECKING if _long_digits(text) else _DECODER).decode(text)
+        if not _deeper(doc):
+            return doc
+    except (_Refused, json.JSONDecodeError, RecursionError) as e:
+        _refuse_deep(text, source)
+        raise _problem(e, text, source) from None
+    _refuse_deep(text, source)
+    raise ClaimError([Problem("claim", f"nested more than {MAX_DEPTH} levels deep; a claim needs a few")], source)
+
+
+def _refuse_deep(text: str, source: str | None) -> None:
+    """Nesting deeper than ``MAX_DEPTH`` is refused first, at its place (before any other problem)."""
     deep = _too_deep(text)
     if deep is not None:
         raise ClaimError([Problem(_place(text, deep), f"nested more than {MAX_DEPTH} levels deep; a claim needs a few")], source)
-    try:
-        return (_CHECKING if _LONG_DIGITS.search(text) else _DECODER).decode(text)
-    except _Refused as e:
+
+
+def _problem(e: Exception, text: str, source: str | None) -> ClaimError:
+    """The ``ClaimError`` of a text the decoder refused, at its place."""
+    if isinstance(e, _Refused):
         found = [m.start() for _, m in zip(range(e.nth + 1), re.finditer(e.pattern, text))]
         place = _place(text, found[-1]) if len(found) > e.nth else "claim"
-        raise ClaimError([Problem(place, e.message)], source) from None
-    except json.JSONDecodeError as e:
-        raise ClaimError([Problem(f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}")], source) from None
-    except RecursionError:
-        raise ClaimError([Problem("claim", f"nested more than {MAX_DEPTH} levels deep")], source) from None
+        return ClaimError([Problem(place, e.message)], source)
+    if isinstance(e, json.JSONDecodeError):
+        return ClaimError([Problem(f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}")], source)
+    return ClaimError([Problem("claim", f"nested more than {MAX_DEPTH} levels deep")], source)

@@ -30,18 +30,25 @@ def money(x: Decimal) -> str:
     return str(x.quantize(CENT))
 
 
-def exact_decimal(x: Fraction, places: int = 6) -> str:
-    """A position count or ratio as a decimal string: every digit when it terminates (at least
-    `places` decimals), else rounded half-up to `places` decimals (FORMAT.md)."""
-    d, twos, fives = x.denominator, 0, 0
+@functools.lru_cache(maxsize=1024)  # a claim's figures share a few denominators
+def _places(den: int, places: int) -> tuple[int, bool]:
+    """The decimals ``exact_decimal`` writes of a fraction over ``den`` (in lowest terms), and
+    whether it terminates."""
+    d, twos, fives = den, 0, 0
     while d % 2 == 0:
         d, twos = d // 2, twos + 1
     while d % 5 == 0:
         d, fives = d // 5, fives + 1
-    k = max(twos, fives, places) if d == 1 else places
+    return (max(twos, fives, places), True) if d == 1 else (places, False)
+
+
+def exact_decimal(x: Fraction, places: int = 6) -> str:
+    """A position count or ratio as a decimal string: every digit when it terminates (at least
+    `places` decimals), else rounded half-up to `places` decimals (FORMAT.md)."""
+    k, terminates = _places(x.denominator, places)
     # |x| x 10^k in whole numbers: exact when x terminates within k places, else half-up
     num, den = abs(x.numerator) * 10**k, x.denominator
-    digits = num // den if d == 1 else (2 * num + den) // (2 * den)
+    digits = num // den if terminates else (2 * num + den) // (2 * den)
     sign = "-" if x < 0 and digits else ""
     whole, frac = divmod(digits, 10**k)
     return f"{sign}{whole}.{str(frac).rjust(k, '0')}"
