@@ -65,9 +65,13 @@ def test_a_figure_opens_down_to_the_payroll_rows(client, office):
     sign_in(client, "preparer")
     det = _det(office, 1)
     rows = next(e for e in det["explanation"] if e["figure"] == "employee_months")["rows"]
-    page = client.get("/claims/1/figures/average_positions.year_one").text
     year_one = [r for r in rows if r["period"] == "year_one"]
-    assert page.count("<tr>") - 1 == len(year_one)
+    # issue 15: grouped by employee first, every employee-month in one group; ungrouped, paged by 50
+    grouped = client.get("/claims/1/figures/average_positions.year_one").text
+    counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td><td class="num">[\d.]+</td>', grouped)]
+    assert sum(counts) == len(year_one) and len(counts) == len({r["employee_id"] for r in year_one})
+    page = client.get("/claims/1/figures/average_positions.year_one?group=").text
+    assert page.count("<tr>") - 1 == min(50, len(year_one)) and f"Page 1 of {-(-len(year_one) // 50)}" in page
     assert year_one[0]["source"] in page
     month = client.get(f"/claims/1/figures/month-{year_one[0]['month']}")
     assert month.status_code == 200 and year_one[0]["employee_id"] in month.text

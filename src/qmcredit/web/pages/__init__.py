@@ -6,11 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from . import accounts, claim, queue, upload, whatif
+from . import accounts, claim, figure, lists, queue, upload, whatif
 from .render import HERE
 
 router = APIRouter(include_in_schema=False)
-for _module in (accounts, upload, whatif, queue, claim):
+for _module in (accounts, lists, upload, whatif, queue, figure, claim):
     router.include_router(_module.router)
 
 
