@@ -146,11 +146,11 @@ def test_what_if_compares_and_writes_nothing(client, office):
     filed = _det(office, 1)
     with office.state.db.read() as s:
         revisions = s.execute(select(func.count()).select_from(Revision)).scalar_one()
-    r = client.get("/claims/1/what-if", params={"employee": "NEW-1", "first_month": filed["windows"]["year_one"]["start"][:7],
-                                                "last_month": filed["windows"]["year_two"]["end"][:7], "hours": "160", "refund": "on"})
+    r = client.get("/claims/1/what-if", params={"show": "1", "c0-employee": "NEW-1", "c0-first_month": filed["windows"]["year_one"]["start"][:7],
+                                                "c0-last_month": filed["windows"]["year_two"]["end"][:7], "c0-hours": "160"})
     assert r.status_code == 200 and 'class="changed"' in r.text and filed["credit"]["year_one"] in r.text
-    r = client.get("/claims/1/what-if", params={"carryforward_periods": "many"})
-    assert r.status_code == 422 and 'id="carryforward_periods-error"' in r.text
+    r = client.get("/claims/1/what-if", params={"show": "1", "option-carryforward_periods": "", "option-carryforward_periods-number": "many"})
+    assert r.status_code == 422 and 'id="option-carryforward_periods-error"' in r.text
     with office.state.db.read() as s:
         assert s.execute(select(func.count()).select_from(Revision)).scalar_one() == revisions
     assert _det(office, 1) == filed
