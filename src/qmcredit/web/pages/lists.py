@@ -104,11 +104,21 @@ def _sort_key(key: str):
     return k
 
 
+def matches(r: dict, q: str) -> bool:
+    """The search: "claim 12" or "#12" is claim 12; otherwise the taxpayer's name or EIN contains it
+    (case and the EIN's hyphen aside), or it is the claim's number."""
+    q = q.strip().casefold()
+    for prefix in ("claim ", "#"):
+        if q.startswith(prefix):
+            return q[len(prefix):].strip() == str(r["id"])
+    if q == str(r["id"]):
+        return True
+    return q in r["taxpayer"].casefold() or q.replace("-", "") in r["ein"].replace("-", "")
+
+
 def select_rows(rows: list[dict], a: Asked) -> list[dict]:
     """The rows the search and filters select, in the order asked (missing amounts last)."""
-    needle = a.q.casefold().removeprefix("claim ").strip()
-    if needle:
-        rows = [r for r in rows if needle in r["taxpayer"].casefold() or needle in r["ein"].casefold() or needle == str(r["id"])]
+    rows = [r for r in rows if matches(r, a.q)] if a.q else rows
     if a.status:
         rows = [r for r in rows if r["state"] == a.status]
     if a.tax:
