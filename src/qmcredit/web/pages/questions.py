@@ -62,7 +62,7 @@ PERIOD_MORE = (
 )
 PERIOD_FIELDS = tuple(q.name for q in PERIOD + PERIOD_MORE)
 CREDIT_FIELDS = ("code", "name", "amount", "order")
-ORDERS = (("", "by the option below (L2a)"), ("before", "before this credit"), ("after", "after this credit"))
+ORDERS = (("", "by option L2a"), ("before", "before this one"), ("after", "after this one"))
 
 
 def more_open(values: dict, errors: dict, i: int) -> bool:
