@@ -102,7 +102,7 @@ def _table_rows(html: str) -> list[str]:
     if "<tbody>" not in html:
         return []
     body = html.split("<tbody>")[1].split("</tbody>")[0]
-    return re.findall(r'<a href="/claims/(\d+)">', body)
+    return re.findall(r'<a href="/claims/(\d+)"', body)
 
 
 def test_claims_list_shows_amounts_searches_filters_sorts_and_exports_what_is_shown(client, office):

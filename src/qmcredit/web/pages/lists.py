@@ -33,7 +33,7 @@ TAXES = {"cbt": "Corporation Business Tax", "insurance_premiums": "Tax on insure
 # (key, heading, money?) in the order of the table and the export
 HEADINGS = (("id", "Claim", False), ("taxpayer", "Taxpayer", False), ("ein", "EIN", False), ("tax", "Tax", False),
             ("location", "Location", False), ("year_one_start", "Credit year one starts", False), ("state", "Status", False),
-            *((k, words, True) for k, words in COLUMNS.items()), ("updated", "Last change (UTC)", False), ("age", "Days since the last change", False))
+            *((k, words, True) for k, words in COLUMNS.items()), ("updated", "Last change (UTC)", False), ("age", "Days since changed", False))
 SORTABLE = {k for k, _, _ in HEADINGS}
 MONEY = {k for k, _, money in HEADINGS if money}
 
