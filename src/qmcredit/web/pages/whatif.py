@@ -107,6 +107,9 @@ def changed(view: ClaimView, asked: dict) -> tuple[dict, pl.DataFrame | None]:
             problems.append(Problem(f"c{k}-first_month", f"change {n}: give the first month as YYYY-MM (and the last, not before it)"))
         if not row["hours"] and not row["basis"]:
             problems.append(Problem(f"c{k}-hours", f"change {n}: give the hours worked in each of those months, or a new status"))
+        if table is not None and "month" not in table.columns:
+            problems.append(Problem(f"c{k}-first_month", f"change {n}: this claim's payroll gives pay periods (P6), not months; "
+                                                         "change the payroll file itself and amend the claim"))
         if not problems:
             table = _change(doc, table, row["employee"], months, row["hours"], row["basis"])
     if problems:
