@@ -163,16 +163,16 @@ def _period(values: dict, i: int) -> tuple[dict, list[int]]:
     return p, rows
 
 
-_NOT_GIVEN = object()
+NOT_GIVEN = object()
 
 
-def _option(values: dict, o: OptionQuestion):
-    """The option's value as the claim writes it; _NOT_GIVEN for the default or nothing sent."""
+def option_value(values: dict, o: OptionQuestion):
+    """The option's value as the claim writes it; NOT_GIVEN for the default or nothing sent."""
     v, number = values[f"option-{o.name}"], values[f"option-{o.name}-number"]
     if v == "":
-        return _NOT_GIVEN if number == "" else int(number) if number.isdigit() else number
+        return NOT_GIVEN if number == "" else int(number) if number.isdigit() else number
     if v == o.default:
-        return _NOT_GIVEN
+        return NOT_GIVEN
     return {"none": None, "true": True, "false": False}.get(v, v)
 
 
@@ -194,8 +194,8 @@ def header_from_form(values: dict[str, str]) -> tuple[dict, list[tuple[int, list
             doc["periods"].append(p)
             rows.append((i, credit_rows))
     for o in OPTIONS:
-        v = _option(values, o)
-        if v is not _NOT_GIVEN:
+        v = option_value(values, o)
+        if v is not NOT_GIVEN:
             doc["options"][o.name] = v
     if values["as_of"]:
         doc["as_of"] = values["as_of"]

@@ -63,8 +63,8 @@ def asked_of(query, view: ClaimView) -> dict:
         if query.get(f"option-{o.name}") is not None:
             asked["options"][o.name] = (get(f"option-{o.name}"), get(f"option-{o.name}-number"))
         else:
-            v = options.get(o.name, questions._NOT_GIVEN)
-            chosen = o.default if v is questions._NOT_GIVEN else questions.form_value(v)
+            v = options.get(o.name, questions.NOT_GIVEN)
+            chosen = o.default if v is questions.NOT_GIVEN else questions.form_value(v)
             asked["options"][o.name] = ("", chosen) if isinstance(v, int) and not isinstance(v, bool) else (chosen, "")
     return asked
 
@@ -91,8 +91,8 @@ def changed(view: ClaimView, asked: dict) -> tuple[dict, pl.DataFrame | None]:
     values = {f"option-{n}": v for n, (v, _) in asked["options"].items()} | {f"option-{n}-number": x for n, (_, x) in asked["options"].items()}
     options = {k: v for k, v in (doc.get("options") or {}).items() if k not in values and f"option-{k}" not in values}
     for o in questions.OPTIONS:
-        v = questions._option(values, o)
-        if v is not questions._NOT_GIVEN:
+        v = questions.option_value(values, o)
+        if v is not questions.NOT_GIVEN:
             options[o.name] = v
     doc["options"] = options
     table = read_payroll(view.payroll) if view.payroll is not None else None
