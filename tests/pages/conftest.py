@@ -63,7 +63,8 @@ def header_fields(doc: dict) -> dict[str, str]:
     """The short form's fields for a claim header."""
     t, loc = doc["taxpayer"], doc["location"]
     fields = {"taxpayer_id": t["id"], "taxpayer_name": t["name"], "tax": t["tax"], "municipality": loc["municipality"],
-              "address": loc["address"], "operations_began": loc["operations_began"], "operations_source": loc["operations_source"]}
+              "address": loc["address"], "operations_began": loc["operations_began"], "operations_source": loc["operations_source"],
+              "uez_benefit": "yes" if t.get("uez_benefit") else "no"}  # Form 313 Part I question 1 is asked, never assumed
     for i, p in enumerate(doc["periods"]):
         for f in ("start", "end", "liability", "minimum_tax"):
             if p.get(f) is not None:

@@ -65,9 +65,13 @@ def test_a_figure_opens_down_to_the_payroll_rows(client, office):
     sign_in(client, "preparer")
     det = _det(office, 1)
     rows = next(e for e in det["explanation"] if e["figure"] == "employee_months")["rows"]
-    page = client.get("/claims/1/figures/average_positions.year_one").text
     year_one = [r for r in rows if r["period"] == "year_one"]
-    assert page.count("<tr>") - 1 == len(year_one)
+    # issue 15: grouped by employee first, every employee-month in one group; ungrouped, paged by 50
+    grouped = client.get("/claims/1/figures/average_positions.year_one").text
+    counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td><td class="num">[\d.]+</td>', grouped)]
+    assert sum(counts) == len(year_one) and len(counts) == len({r["employee_id"] for r in year_one})
+    page = client.get("/claims/1/figures/average_positions.year_one?group=").text
+    assert page.count("<tr>") - 1 == min(50, len(year_one)) and f"Page 1 of {-(-len(year_one) // 50)}" in page
     assert year_one[0]["source"] in page
     month = client.get(f"/claims/1/figures/month-{year_one[0]['month']}")
     assert month.status_code == 200 and year_one[0]["employee_id"] in month.text
@@ -142,11 +146,11 @@ def test_what_if_compares_and_writes_nothing(client, office):
     filed = _det(office, 1)
     with office.state.db.read() as s:
         revisions = s.execute(select(func.count()).select_from(Revision)).scalar_one()
-    r = client.get("/claims/1/what-if", params={"employee": "NEW-1", "first_month": filed["windows"]["year_one"]["start"][:7],
-                                                "last_month": filed["windows"]["year_two"]["end"][:7], "hours": "160", "refund": "on"})
+    r = client.get("/claims/1/what-if", params={"show": "1", "c0-employee": "NEW-1", "c0-first_month": filed["windows"]["year_one"]["start"][:7],
+                                                "c0-last_month": filed["windows"]["year_two"]["end"][:7], "c0-hours": "160"})
     assert r.status_code == 200 and 'class="changed"' in r.text and filed["credit"]["year_one"] in r.text
-    r = client.get("/claims/1/what-if", params={"carryforward_periods": "many"})
-    assert r.status_code == 422 and 'id="carryforward_periods-error"' in r.text
+    r = client.get("/claims/1/what-if", params={"show": "1", "option-carryforward_periods": "", "option-carryforward_periods-number": "many"})
+    assert r.status_code == 422 and 'id="option-carryforward_periods-error"' in r.text
     with office.state.db.read() as s:
         assert s.execute(select(func.count()).select_from(Revision)).scalar_one() == revisions
     assert _det(office, 1) == filed

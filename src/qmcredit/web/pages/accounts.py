@@ -1,18 +1,13 @@
-"""Sign in, sign out, and the claims a person may see (a preparer's own taxpayers', everyone's for
-examiners and auditors)."""
+"""Sign in and sign out (the claims a person may see are listed by ``lists.py``)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
-from sqlalchemy import select
 
 from ...service import auth
-from ...service.access import visible
-from ...service.auth import Principal
 from ...service.errors import ApiError
-from ...service.models import Claim, Location, Taxpayer
-from .guard import check_csrf, signed_in, viewer
+from .guard import check_csrf, signed_in
 from .render import page, refusal
 
 router = APIRouter(include_in_schema=False)
@@ -56,12 +51,3 @@ async def signout(request: Request):
         return refusal(request, signed_in(request), e, back="/claims")
     auth.sign_out(request.app.state.db, request)
     return RedirectResponse("/signin", status_code=303)
-
-
-@router.get("/claims")
-def claim_list(request: Request, who: Principal = Depends(viewer)):
-    with request.app.state.db.read() as session:
-        stmt = visible(select(Claim, Taxpayer, Location).join(Taxpayer, Taxpayer.id == Claim.taxpayer_id)
-                       .join(Location, Location.id == Claim.location_id), who)
-        rows = session.execute(stmt.order_by(Taxpayer.name, Claim.id)).all()
-    return page(request, "claims.html", who, rows=rows)

@@ -1,5 +1,5 @@
-"""The claim page (checklist, charts, ledger, every figure's explanation, history), a figure's
-page down to the payroll rows, the Form 313 and worksheet downloads, and the workflow buttons."""
+"""The claim page (checklist, charts, ledger, every figure's explanation, history), the Form 313
+and worksheet downloads, and the workflow buttons (a figure's page is ``figure.py``)."""
 
 from __future__ import annotations
 
@@ -47,26 +47,6 @@ def _claim_response(request: Request, who: Principal, view, status: int = 200, d
                 months=monthly_table(det), ledger=ledger_table(det), drill=drill, rule_ids=RULE_IDS,
                 behind={name: len(drill.rows_behind(det, name)) for name in figures},
                 decision=decision or {"values": {}, "errors": {}, "error": None})
-
-
-@router.get("/claims/{claim_id:int}/figures/{figure}")
-def figure_page(request: Request, claim_id: int, figure: str, who: Principal = Depends(viewer)):
-    """One figure (or ``month-YYYY-MM``): its rule, citation, reading, parameters, inputs, what it
-    depends on, and the employee-months behind it with their payroll rows."""
-    try:
-        view = load_claim(request.app.state.db, who, claim_id)
-    except ApiError as e:
-        return refusal(request, who, e, back="/claims")
-    det = view.det
-    month = figure[len("month-"):] if figure.startswith("month-") else None
-    entry = None if month else drill.explained(det).get(figure)
-    if month is None and entry is None:
-        return refusal(request, who, ApiError(404, f"claim {claim_id} has no figure {figure!r}",
-                                              [("figure", "pick a figure on the claim page")]), back=f"/claims/{claim_id}")
-    rows = drill.rows_behind(det, month=month) if month else drill.rows_behind(det, figure)
-    return page(request, "figure.html", who, view=view, figure=figure, month=month, entry=entry, rows=rows,
-                statuses=drill.employee_months(det).get("statuses") or {}, drill=drill,
-                periods=drill.periods_behind(det, figure) if entry else [])
 
 
 def _pdf(content: bytes, filename: str) -> Response:

@@ -3,6 +3,8 @@ behind it. Everything is read from the determination's ``explanation`` list; not
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 PERIODS = ("base", "year_one", "year_two")
 
 
@@ -57,3 +59,41 @@ def shown(value) -> str:
 
 def anchor(figure: str) -> str:
     return "fig-" + "".join(c if c.isalnum() else "-" for c in figure)
+
+
+GROUPS = {"employee": ("employee_id", "Employee"), "month": ("month", "Month"), "status": ("status", "Counted as")}
+PER_PAGE = 50
+
+
+def filtered(rows: list[dict], employee: str = "", month: str = "", status: str = "", period: str = "") -> list[dict]:
+    """The rows matching every filter given: the employee id contains ``employee`` (case aside); month,
+    status and period are equal."""
+    needle = employee.strip().casefold()
+    return [r for r in rows if (not needle or needle in str(r.get("employee_id", "")).casefold())
+            and (not month or r.get("month") == month) and (not status or r.get("status") == status)
+            and (not period or r.get("period") == period)]
+
+
+def grouped(rows: list[dict], by: str) -> list[dict]:
+    """The rows grouped by employee, month or status, in that key's order: each group's key, its
+    rows' count and their hours added exactly (hours are the determination's decimal strings)."""
+    key = GROUPS[by][0]
+    groups: dict[str, dict] = {}
+    for r in rows:
+        g = groups.setdefault(str(r.get(key, "")), {"key": str(r.get(key, "")), "rows": 0, "hours": Decimal(0), "statuses": set()})
+        g["rows"] += 1
+        g["hours"] += Decimal(str(r.get("hours") or 0))
+        g["statuses"].add(r.get("status"))
+    return [{**g, "hours": str(g["hours"]), "statuses": sorted(s for s in g["statuses"] if s)} for _, g in sorted(groups.items())]
+
+
+def paged(items: list, page: str | int, per: int = PER_PAGE) -> tuple[list, dict]:
+    """One page of ``items`` (pages count from 1; a page out of range shows the nearest) and where it is."""
+    pages = max(1, -(-len(items) // per))
+    try:
+        n = min(max(1, int(page)), pages)
+    except (TypeError, ValueError):
+        n = 1
+    first = (n - 1) * per
+    return items[first:first + per], {"page": n, "pages": pages, "total": len(items), "first": first + 1 if items else 0,
+                                      "last": min(first + per, len(items))}

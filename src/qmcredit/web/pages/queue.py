@@ -1,28 +1,20 @@
-"""The examiner's queue: claims waiting for review, and those under review, oldest first."""
+"""The examiner's queue: claims submitted and under review, oldest change first, filtered by status
+and by how long they have waited, with the claims list's search, sorting, paging and export."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
-from sqlalchemy import select
 
-from ...service import claims as stored
-from ...service import exact_json
-from ...service.access import visible
 from ...service.auth import Principal
-from ...service.models import Claim, Taxpayer
 from .guard import viewer
-from .render import page
+from .lists import listing
 
 router = APIRouter(include_in_schema=False)
 
 WAITING = ("submitted", "under_review")
+AGES = (("", "any"), ("7", "a week or more"), ("30", "30 days or more"), ("90", "90 days or more"))
 
 
 @router.get("/queue")
 def review_queue(request: Request, who: Principal = Depends(viewer)):
-    with request.app.state.db.read() as session:
-        found = session.execute(visible(select(Claim, Taxpayer).join(Taxpayer, Taxpayer.id == Claim.taxpayer_id), who)
-                                .where(Claim.state.in_(WAITING)).order_by(Claim.updated_at, Claim.id)).all()
-        rows = [{"claim": c, "taxpayer": t,
-                 "det": exact_json.loads(stored.current_revision(session, c).determination)} for c, t in found]
-    return page(request, "queue.html", who, rows=rows)
+    return listing(request, who, "queue.html", "review-queue", "updated", WAITING, ages=AGES)

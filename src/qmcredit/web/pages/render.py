@@ -16,6 +16,7 @@ from ...law.statute import words as statute_words
 from ...service.auth import Principal
 from ...service.errors import ApiError
 from .guard import csrf_token
+from .labels import label, period_words
 
 HERE = Path(__file__).parent
 env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
@@ -26,6 +27,8 @@ STATE_LABELS = {"draft": "Draft", "submitted": "Submitted", "under_review": "Und
                 "adjusted": "Adjusted", "denied": "Denied", "refund_certified": "Refund certified"}
 env.globals["state_label"] = lambda s: STATE_LABELS.get(s, s)
 env.globals["statute_words"] = statute_words
+env.globals["label"] = label  # the one table of figure names (labels.py), for every template
+env.globals["period_words"] = period_words
 
 
 def page(request: Request, template: str, who: Principal | None, status: int = 200, **context) -> HTMLResponse:

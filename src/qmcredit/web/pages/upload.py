@@ -8,7 +8,6 @@ import base64
 import binascii
 import dataclasses
 import json
-import re
 
 import polars as pl
 from fastapi import APIRouter, Depends, Request
@@ -23,53 +22,18 @@ from ...service.access import require
 from ...service.auth import Principal
 from ...service.errors import ApiError
 from ...service.evaluate import Upload, evaluate, mapping_of, payroll_kind, read_payroll
+from . import questions
 from .guard import check_csrf, viewer
 from .render import page, problems_of, refusal
 
 router = APIRouter(include_in_schema=False)
 
-PERIOD_ROWS = 4
-PERIOD_FIELDS = ("start", "end", "liability", "minimum_tax")
-HEADER_FIELDS = {"taxpayer_id": "taxpayer.id", "taxpayer_name": "taxpayer.name", "tax": "taxpayer.tax",
-                 "municipality": "location.municipality", "address": "location.address",
-                 "operations_began": "location.operations_began", "operations_source": "location.operations_source"}
 SAMPLE_ROWS = 12
+NOT_A_QUESTION = ("general", "periods", "payroll", "header_file")
 
 
 def _values(form) -> dict[str, str]:
-    names = [*HEADER_FIELDS, *(f"periods-{i}-{f}" for i in range(PERIOD_ROWS) for f in PERIOD_FIELDS)]
-    return {n: str(form.get(n) or "").strip() for n in names}
-
-
-def header_from_form(values: dict[str, str]) -> tuple[dict, list[int]]:
-    """The claim header the short form describes, and for each period given the form row it came from."""
-    doc = {"format": "qmcredit.claim/1",
-           "taxpayer": {"id": values["taxpayer_id"], "name": values["taxpayer_name"], "tax": values["tax"] or "cbt"},
-           "location": {"municipality": values["municipality"], "address": values["address"],
-                        "operations_began": values["operations_began"] or None,
-                        "operations_source": values["operations_source"]},
-           "periods": []}
-    rows = []
-    for i in range(PERIOD_ROWS):
-        p = {f: values[f"periods-{i}-{f}"] for f in PERIOD_FIELDS if values[f"periods-{i}-{f}"]}
-        if p:
-            doc["periods"].append(p)
-            rows.append(i)
-    return doc, rows
-
-
-def field_of(location: str, rows: list[int], filename: str) -> str:
-    """The form field a problem's location names ("periods[1].liability" -> "periods-3-liability"
-    when the second period came from the fourth row); payroll rows and the file go to "payroll"."""
-    for name, loc in HEADER_FIELDS.items():
-        if location == loc:
-            return name
-    m = re.fullmatch(r"periods\[(\d+)\]\.(\w+)", location)
-    if m and int(m[1]) < len(rows) and m[2] in PERIOD_FIELDS:
-        return f"periods-{rows[int(m[1])]}-{m[2]}"
-    if location.startswith("payroll") or (filename and location.startswith(filename)):
-        return "payroll"
-    return "periods" if location.startswith("periods") else "general"
+    return {n: str(form.get(n) or "").strip() for n in questions.field_names()}
 
 
 def reading(payroll: Upload) -> dict | None:
@@ -127,14 +91,14 @@ async def _upload(form, field: str) -> Upload | None:
     return Upload(f.filename, f.content_type or "application/octet-stream", await f.read())
 
 
-def _document(values: dict, header_file: Upload | None, payroll: Upload | None) -> tuple[str, list[int]]:
+def _document(values: dict, header_file: Upload | None, payroll: Upload | None) -> tuple[str, list]:
     if header_file is not None:
         doc = exact_json.loads(header_file.content)
         if not isinstance(doc, dict):
             raise ClaimError([Problem("header_file", "a claim header is a JSON object")])
-        rows = list(range(len(doc.get("periods") or [])))
+        rows = []  # the file's problems are named by their JSON path, not a form field
     else:
-        doc, rows = header_from_form(values)
+        doc, rows = questions.header_from_form(values)
     if payroll is not None:
         doc["payroll"] = payroll.filename
     return exact_json.dumps(doc), rows
@@ -144,7 +108,7 @@ def preview(values: dict, header_file: Upload | None, payroll: Upload | None) ->
     """Read and decide without storing: what was read, every problem (with its form field), and the
     figures the claim would have."""
     out = {"read": None, "problems": [], "det": None, "document": None, "reading": None}
-    rows: list[int] = []
+    rows: list = []
     try:
         document, rows = _document(values, header_file, payroll)
         out["document"] = document
@@ -154,6 +118,8 @@ def preview(values: dict, header_file: Upload | None, payroll: Upload | None) ->
     except ClaimError as e:
         out["problems"] = [{**p, "field": "header_file"} for p in problems_of(e)[1]]
         return out
+    if header_file is None:
+        out["problems"] += questions.unanswered(values)
     if payroll is None:
         out["problems"].append({"location": "payroll", "message": "choose the payroll file (.csv, .xlsx or .parquet)", "field": "payroll"})
         return out
@@ -161,9 +127,11 @@ def preview(values: dict, header_file: Upload | None, payroll: Upload | None) ->
     try:
         out["read"] = summary(read_payroll(payroll))
         ev = evaluate(document, payroll)
-        out["det"] = ev.result
+        out["det"] = None if out["problems"] else ev.result
     except ClaimError as e:
-        out["problems"] += [{**p, "field": field_of(p["location"], rows, payroll.filename)} for p in problems_of(e)[1]]
+        out["problems"] += [{**p, "field": questions.field_of(p["location"], rows, payroll.filename) if header_file is None
+                             else "header_file" if not p["location"].startswith(("payroll", payroll.filename)) else "payroll"}
+                            for p in problems_of(e)[1]]
     return out
 
 
@@ -171,10 +139,10 @@ def _form_page(request: Request, who: Principal, values: dict, result: dict | No
                status: int = 200):
     fields: dict[str, list[str]] = {}
     for p in (result or {}).get("problems", []):
-        named = p["location"] == HEADER_FIELDS.get(p["field"]) or p["location"] == p["field"]
+        named = p["field"] not in NOT_A_QUESTION
         fields.setdefault(p["field"], []).append(p["message"] if named else f"{p['location']}: {p['message']}")
     return page(request, "new_claim.html", who, status=status, values=values, result=result, field_errors=fields,
-                period_rows=range(PERIOD_ROWS), payroll=payroll,
+                q=questions, listed=questions.listed_credits(), payroll=payroll,
                 payroll_b64=base64.b64encode(payroll.content).decode() if payroll and result else "")
 
 
@@ -196,7 +164,7 @@ def _previewed(form) -> Upload:
 
 @router.get("/claims/new")
 def new_claim(request: Request, who: Principal = Depends(viewer)):
-    values = {k: "" for k in _values({})} | {"municipality": "Camden", "tax": "cbt"}
+    values = questions.blank_values()
     return _form_page(request, who, values)
 
 
