@@ -8,11 +8,12 @@ import subprocess
 import sys
 import types
 
+import polars as pl
 import pytest
 
 import qmcredit
 
-HEAVY = ("pydantic", "qmcredit.claim", "qmcredit.core", "qmcredit.batch.partition", "rich")
+HEAVY = ("pydantic", "qmcredit.claim", "qmcredit.core", "qmcredit.batch.partition", "rich", "qmcredit.loaders", "pyarrow")
 
 
 def loaded_after(statement: str) -> list[str]:
@@ -25,6 +26,16 @@ def loaded_after(statement: str) -> list[str]:
 def test_the_command_line_and_the_batch_planner_load_no_rules():
     assert loaded_after("import qmcredit.cli") == []
     assert loaded_after("import qmcredit.batch.engine") == []
+
+
+def test_the_batch_takes_its_own_payroll_table_without_loading_the_rules(tmp_path):
+    """Issue 12's regression: recognising the payroll table's own columns (``_canonical_payroll``)
+    must not import the export readers, the claim models or pyarrow before the read starts."""
+    table = tmp_path / "payroll.parquet"
+    pl.DataFrame({"claim_id": ["C1"], "employee_id": ["E1"], "month": ["2004-01"], "hours": ["160"]}).write_parquet(table)
+    statement = (f"from pathlib import Path\nfrom qmcredit.batch.cli import _canonical_payroll\n"
+                 f"assert _canonical_payroll(Path({str(table)!r}), None, None, Path({str(tmp_path)!r}), 'run') == Path({str(table)!r})")
+    assert loaded_after(statement) == []
 
 
 def test_a_name_of_the_api_loads_its_module():
