@@ -1,6 +1,7 @@
 """The batch reads millions of header fields; its shortcuts must read them exactly as the general
-code does: ``claim._date`` (memoised on its text), ``claim._money`` (plain "1234.56" text) and the
-JSON (``jsontext.parse_json``: one decoder for all texts, ``json.loads``'s words for a problem)."""
+code does: ``claim._date`` (memoised on its text), ``claim._money`` (plain "1234.56" text), the
+JSON (``jsontext.parse_json``: one decoder for all texts, ``json.loads``'s words for a problem) and
+the cross-field checks of a header that validated (``claim.model_problems``, on the model)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qmcredit.batch.tables import header_doc
-from qmcredit.claim import _date, _date_text, _money
+from qmcredit.claim import ClaimHeader, _date, _date_text, _money, header_problems, model_problems
 from qmcredit.loaders import parse_json
 from qmcredit.problems import ClaimError
+
+from .strategies import claims
 
 
 def test_date_memo_is_bounded_and_raises_each_time():
@@ -99,3 +102,37 @@ def test_json_columns_read_as_parse_json(text):
             (column, f"{p.location}: {p.message}") for column in ("options", "periods") for p in e.problems]
         return
     assert repr(doc["options"]) == repr(doc["periods"]) == repr(expected) and problems == []
+
+
+def _edited(doc: dict, edit: int, k: int) -> dict:
+    """A generated header with one cross-field fault: a period moved out of order (V1), a gap
+    (V1), a year-long period (V1), the location left out, a group payroll given with a flag
+    (L2c), a minimum tax to derive in a year without a schedule (L2)."""
+    periods = [dict(p) for p in doc["periods"]]
+    p = periods[k % len(periods)]
+    if edit == 1 and len(periods) > 1:
+        periods.insert(0, periods.pop())
+    elif edit == 2 and len(periods) > 1:
+        del periods[len(periods) // 2 if len(periods) > 2 else 1]
+    elif edit == 3:
+        p["end"] = f"{int(p['end'][:4]) + 1}{p['end'][4:]}"
+    elif edit == 4:
+        doc = {k: v for k, v in doc.items() if k != "location"}
+    elif edit == 5:
+        p.update(minimum_tax=None, nj_gross_receipts="1", group_payroll=("10.00", "9000000")[k % 2], group_payroll_5m=bool(k % 3))
+    elif edit == 6:
+        p.update(minimum_tax=None, nj_gross_receipts="1", start="1990-01-01", end="1990-12-31")
+    return {**{k: v for k, v in doc.items() if k != "employees"}, "periods": periods}
+
+
+@given(claims(), st.integers(0, 6), st.integers(0, 8))
+def test_cross_field_checks_of_a_valid_header_read_as_the_documents(doc, edit, k):
+    """V1, L2, L2b, L2c across fields: a header that validated is checked on its model
+    (``model_problems``, the batch's path); it must find exactly what the lenient reading of its
+    document (``header_problems``, the path of a header with a bad field) finds."""
+    doc = _edited(doc, edit, k)
+    try:
+        header = ClaimHeader.model_validate(doc)
+    except ValueError:
+        return
+    assert model_problems(header) == header_problems(doc)

@@ -9,11 +9,12 @@ import sys
 import types
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import qmcredit
 
-HEAVY = ("pydantic", "qmcredit.claim", "qmcredit.core", "qmcredit.batch.partition", "rich")
+HEAVY = ("pydantic", "qmcredit.claim", "qmcredit.core", "qmcredit.batch.partition", "rich", "qmcredit.loaders", "pyarrow")
 
 
 def loaded_after(statement: str) -> list[str]:
@@ -50,6 +51,16 @@ def test_compute_of_one_claim_imports_no_other_shell():
     assert all(name in shown for name in ("compute", "batch", "synth", "serve", "form313", "cost", "reform", "audit"))
     verify = subprocess.run([exe, "audit", "verify", "--help"], capture_output=True, text=True)
     assert verify.returncode == 0 and "hash chain" in verify.stdout
+
+
+def test_the_batch_takes_its_own_payroll_table_without_loading_the_rules(tmp_path):
+    """Issue 12's regression: recognising the payroll table's own columns (``_canonical_payroll``)
+    must not import the export readers, the claim models or pyarrow before the read starts."""
+    table = tmp_path / "payroll.parquet"
+    pl.DataFrame({"claim_id": ["C1"], "employee_id": ["E1"], "month": ["2004-01"], "hours": ["160"]}).write_parquet(table)
+    statement = (f"from pathlib import Path\nfrom qmcredit.batch.cli import _canonical_payroll\n"
+                 f"assert _canonical_payroll(Path({str(table)!r}), None, None, Path({str(tmp_path)!r}), 'run') == Path({str(table)!r})")
+    assert loaded_after(statement) == []
 
 
 def test_a_name_of_the_api_loads_its_module():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -330,56 +330,71 @@ def _lenient(obj: Any, key: str, parse, default: Any = None) -> Any:
         return _BAD
 
 
-def _period_problems(i: int, tax: Any, s_group: Any, p: dict) -> list[Problem]:
+class _Read(NamedTuple):
+    """The fields of one period the cross-field checks read, read leniently (``_BAD`` for a
+    field its own validation refuses; a validated ``Period`` has the same attributes)."""
+
+    start: Any
+    end: Any
+    s_corporation: Any
+    alternative_minimum_assessment: Any
+    group_payroll_5m: Any
+    group_payroll: Any
+    minimum_tax: Any
+    nj_gross_receipts: Any
+    combined_group_member: Any
+
+
+def _read_leniently(p: dict) -> tuple[_Read, Any]:
+    """A period document's fields as ``_Read``, and its ``group_payroll_5m`` as given (None when not)."""
+    flag = lambda k: _lenient(p, k, strict_flag, False)  # noqa: E731
+    given = _lenient(p, "group_payroll_5m", strict_flag)
+    return _Read(
+        _lenient(p, "start", _date), _lenient(p, "end", _date), flag("s_corporation"), _lenient(p, "alternative_minimum_assessment", _money),
+        False if given is None else given, _lenient(p, "group_payroll", _money), _lenient(p, "minimum_tax", _money),
+        _lenient(p, "nj_gross_receipts", _money), flag("combined_group_member")), given
+
+
+def _period_problems(i: int, tax: Any, s_group: Any, p: Period | _Read, flag: Any) -> list[Problem]:
     """The checks of one period across its fields: V1 (length), L2b (AMA), L2c (group payroll
-    against the flag) and L2 (the minimum tax can be read or derived, CBT)."""
-    at = f"periods[{i}]"
-    start, end = _lenient(p, "start", _date), _lenient(p, "end", _date)
+    against ``flag``, the flag as given) and L2 (the minimum tax can be read or derived, CBT)."""
+    start, end = p.start, p.end
     if not isinstance(start, date) or not isinstance(end, date) or end < start:
         return []  # the dates' own problems are reported by validation
     found = []
     why = period_length_problem(start, end)
     if why:
-        found.append(Problem(f"{at}.end", why))
-    s_corp = _lenient(p, "s_corporation", strict_flag, False)
-    ama = _lenient(p, "alternative_minimum_assessment", _money)
-    if isinstance(tax, str) and s_corp is not _BAD and ama is not _BAD:
+        found.append(Problem(f"periods[{i}].end", why))
+    s_corp, ama = p.s_corporation, p.alternative_minimum_assessment
+    if ama is not None and isinstance(tax, str) and s_corp is not _BAD and ama is not _BAD:
         why = limits.ama_problem(tax, start, s_corp, ama)
         if why:
-            found.append(Problem(f"{at}.alternative_minimum_assessment", why))
-    flag, payroll = _lenient(p, "group_payroll_5m", strict_flag), _lenient(p, "group_payroll", _money)
+            found.append(Problem(f"periods[{i}].alternative_minimum_assessment", why))
+    payroll = p.group_payroll
     if isinstance(flag, bool) and isinstance(payroll, Decimal):
         member, _ = limits.group_payroll_test(start, end, False, payroll)
         if member != flag:
-            found.append(Problem(f"{at}.group_payroll_5m", f"is {str(flag).lower()} but group_payroll {payroll} says the group is "
+            found.append(Problem(f"periods[{i}].group_payroll_5m", f"is {str(flag).lower()} but group_payroll {payroll} says the group is "
                                  f"{'' if member else 'not '}a $5,000,000-payroll group (L2c); give one of them"))
-    if tax == "cbt" and s_group in ("reduced", "full"):
-        values = [_lenient(p, k, _money) for k in ("minimum_tax", "nj_gross_receipts", "group_payroll")]
-        flags = [_lenient(p, k, strict_flag, False) for k in ("s_corporation", "group_payroll_5m", "combined_group_member")]
-        if _BAD not in values and _BAD not in flags:
+    # L2: a minimum tax given is read as given; one to derive needs every field it is derived from
+    if p.minimum_tax is None and tax == "cbt" and s_group in ("reduced", "full"):
+        inputs = (p.nj_gross_receipts, payroll, s_corp, p.group_payroll_5m, p.combined_group_member)
+        if all(v is not _BAD for v in inputs):
             try:
-                limits.minimum_tax(tax, start, end, values[0], values[1], flags[0], flags[1], values[2], flags[2], s_group)
+                limits.minimum_tax(tax, start, end, None, inputs[0], s_corp, inputs[3], payroll, inputs[4], s_group, None)  # prepare's cache entry
             except limits.MinimumTaxUnknown as e:
-                found.append(Problem(f"{at}.minimum_tax", str(e)))
+                found.append(Problem(f"periods[{i}].minimum_tax", str(e)))
     return found
 
 
-def header_problems(doc: dict) -> list[Problem]:
-    """The checks of a header across its fields, on every period whose fields can be read, so
-    that they are reported with every other problem of the claim (``validate`` runs every check
-    ``compute`` runs): the periods in date order and consecutive (V1), and each period's
-    ``_period_problems``."""
+def _checks(has_location: bool, tax: Any, s_group: Any, periods: list, flags: list) -> list[Problem]:
+    """The checks of a header across its fields: a location given, the periods in date order and
+    consecutive (V1), and each period's ``_period_problems``."""
     found: list[Problem] = []
-    if doc.get("location") is None and doc.get("locations") is None:
+    if not has_location:
         found.append(Problem("location", "is required but missing: give the location (or \"locations\", several locations of the taxpayer, L6)"))
-    tax = _lenient(doc.get("taxpayer"), "tax", _word)
-    s_group = _lenient(doc.get("options"), "s_corporation_group_minimum", _word, "reduced")
-    periods = doc.get("periods")
-    if not isinstance(periods, list):
-        return found
-    dates = [(_lenient(p, "start", _date), _lenient(p, "end", _date)) if isinstance(p, dict) else (None, None) for p in periods]
-    for i in range(1, len(dates)):
-        (_, prev_end), (cur, _) = dates[i - 1], dates[i]
+    for i in range(1, len(periods)):
+        prev_end, cur = periods[i - 1].end, periods[i].start
         if not isinstance(prev_end, date) or not isinstance(cur, date):
             continue
         if cur <= prev_end:
@@ -387,20 +402,42 @@ def header_problems(doc: dict) -> list[Problem]:
         elif (cur - prev_end).days != 1:
             found.append(Problem(f"periods[{i}].start", f"{cur} leaves a gap after periods[{i - 1}]'s end {prev_end}; the returns must be "
                                  "consecutive (carryforward counts periods, L5, V1): add the missing period"))
-    for i, p in enumerate(periods):
-        if isinstance(p, dict):
-            found += _period_problems(i, tax, s_group, p)
+    for i, (p, flag) in enumerate(zip(periods, flags)):
+        found += _period_problems(i, tax, s_group, p, flag)
     return found
+
+
+_NO_PERIOD = (_Read(*(None,) * len(_Read._fields)), None)
+
+
+def header_problems(doc: dict) -> list[Problem]:
+    """``_checks`` of a header document that did not validate, on every field that can be read,
+    so that they are reported with every other problem of the claim (``validate`` runs every
+    check ``compute`` runs)."""
+    tax = _lenient(doc.get("taxpayer"), "tax", _word)
+    s_group = _lenient(doc.get("options"), "s_corporation_group_minimum", _word, "reduced")
+    periods = doc.get("periods")
+    read = [_read_leniently(p) if isinstance(p, dict) else _NO_PERIOD for p in periods] if isinstance(periods, list) else []
+    return _checks(doc.get("location") is not None or doc.get("locations") is not None, tax, s_group,
+                   [r for r, _ in read], [flag for _, flag in read])
+
+
+def model_problems(header: ClaimHeader) -> list[Problem]:
+    """``_checks`` of a validated header, on its fields as validated (they read as
+    ``header_problems`` reads its document's)."""
+    periods = header.periods
+    flags = [p.group_payroll_5m if "group_payroll_5m" in p.__pydantic_fields_set__ else None for p in periods]  # compared only when given
+    return _checks(header.location is not None or header.locations is not None, header.taxpayer.tax,
+                   header.options.s_corporation_group_minimum, periods, flags)
 
 
 def validate_header(doc: dict) -> tuple[ClaimHeader | None, list[Problem]]:
     """A header document validated: the header (None when it has a problem) and every problem,
-    of its fields (pydantic) and across them (``header_problems``)."""
-    found: list[Problem] = []
-    header = None
+    of its fields (pydantic) and across them (``model_problems`` of the model when it validated,
+    else ``header_problems`` of the document)."""
     try:
         header = ClaimHeader.model_validate(doc)
     except ValidationError as e:
-        found += problems_from_validation(e)
-    found += header_problems(doc)
+        return None, problems_from_validation(e) + header_problems(doc)
+    found = model_problems(header)
     return (header if not found else None), found

@@ -126,3 +126,23 @@ def test_a_csv_that_is_not_utf8_is_named_with_its_line_exit_1(tmp_path):
     r = batch(paths["claims"], paths["payroll"], "--out", tmp_path / "out")
     assert r.returncode == 1, r.stderr
     assert f"{paths['payroll']} line 42: byte" in r.stderr and "is not UTF-8" in r.stderr
+
+
+@pytest.mark.parametrize("rows_per_partition, partitions", [(1_000_000, 1), (1, 5)])
+def test_a_partition_of_invalid_claims_only_or_of_none_is_decided(tmp_path, rows_per_partition, partitions):
+    """A partition whose every claim is invalid (constants all null), or that holds no claim at
+    all (more partitions than claims), is decided like any other: no internal error (a polars
+    schema error before), the invalid claim reported with its problem, the others decided."""
+    pl.DataFrame({"claim_id": ["BAD", "GOOD"], "taxpayer_id": ["T1", "T2"], "tax": ["cbt", "cbt"], "municipality": ["Camden"] * 2,
+                  "operations_began": ["not a date", "2004-03-01"]}).write_csv(tmp_path / "claims.csv")
+    pl.DataFrame({"claim_id": ["BAD", "GOOD", "GOOD", "GOOD", "GOOD"], "employee_id": ["E1"] * 5,
+                  "month": ["2004-01", "2004-01", "2004-02", "2004-03", "2004-04"], "hours": ["160"] * 5}).write_csv(tmp_path / "payroll.csv")
+    only_bad = tmp_path / "only_bad.csv"
+    pl.read_csv(tmp_path / "claims.csv").head(1).write_csv(only_bad)
+    r = batch(only_bad, tmp_path / "payroll.csv", "--out", tmp_path / "out1", "--rows-per-partition", rows_per_partition, "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["invalid"] == 1 and "operations_began" in pl.read_parquet(tmp_path / "out1" / "claims.parquet")["problems"][0]
+    r = batch(tmp_path / "claims.csv", tmp_path / "payroll.csv", "--out", tmp_path / "out2", "--rows-per-partition", rows_per_partition, "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert (summary["decided"], summary["invalid"], summary["partitions"]) == (1, 1, partitions)

@@ -102,21 +102,28 @@ def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None,
     (the batch's speed); else the export read through the mapping (``qmcredit.imports``) and
     written as a scratch Parquet payroll table in ``folder`` (beside ``--out``, never in it: the
     run's folder holds only its outputs; removed when the run ends). Pay periods are read claim by
-    claim (``qmcredit compute``), not by the batch. A damaged table is named first."""
+    claim (``qmcredit compute``), not by the batch. A damaged table is named, here
+    or where ``engine.run`` meets the damage."""
     import polars as pl
 
-    from ..imports.options import mapping_from
-    from ..imports.table import is_canonical
-    from ..loaders import grouped, import_payroll
     from .tables import PAYROLL_COLUMNS, scan_text, unreadable
 
+    if columns is None and mapping is None and payroll.suffix.lower() in (".csv", ".parquet", ".pq") and payroll.is_file():
+        try:
+            names = set(scan_text(payroll).collect_schema().names())
+        except (pl.exceptions.PolarsError, OSError):
+            names = set()  # a damaged table: named below
+        # the payroll table's own columns (``imports.table.is_canonical``, with claim_id), checked
+        # without importing the readers of exports: the batch reads while the rules are imported
+        if names <= set(PAYROLL_COLUMNS) and {"claim_id", "employee_id", "month", "hours"} <= names:
+            return payroll  # damage further in is named when the run meets it (``engine.run``)
     damaged = unreadable([payroll]) if payroll.is_file() else None
     if damaged is not None:
         raise damaged
-    if columns is None and mapping is None and payroll.suffix.lower() in (".csv", ".parquet", ".pq"):
-        names = scan_text(payroll).collect_schema().names()
-        if is_canonical(names) and "claim_id" in names:
-            return payroll
+
+    from ..imports.options import mapping_from
+    from ..loaders import grouped, import_payroll
+
     read = import_payroll(payroll, mapping=mapping_from(columns, mapping, None, None))
     problems = grouped(read.problems)
     if "claim_id" not in read.table.columns:

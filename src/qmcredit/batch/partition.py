@@ -197,7 +197,11 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | N
     # then puts its rows in no period and ``monthly`` leaves them out (cheaper than filtering them).
     unmeasured = pl.int_range(pl.len()).is_in(bad.get_column("claim_id").unique().implode())
     constants = constants.with_columns(pl.when(unmeasured).then(None).otherwise(pl.col("base_idx")).alias("base_idx"))
-    return monthly(classify(typed.lazy().with_columns(per_claim(c).alias(c) for c in CLAIM_COLUMNS))).collect(), bad
+    # gathered eagerly, not as literals in the query: polars takes two literal columns with the same
+    # values (all null, in a partition whose claims are all invalid) for one, with the first one's type
+    codes = typed.get_column("claim_id")
+    rows = typed.with_columns(constants.get_column(c).gather(codes) for c in CLAIM_COLUMNS)
+    return monthly(classify(rows.lazy())).collect(), bad
 
 
 def _windows(members: dict[str, list[str]], valid: dict[str, ClaimHeader]) -> dict[str, tuple[str, str]]:
