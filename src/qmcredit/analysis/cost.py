@@ -134,6 +134,30 @@ def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: dict[str, str
     return out
 
 
+def from_determination(claim_id: str, tax: str | None, det: dict) -> ClaimCost:
+    """A decided one-location claim's cost figures from its determination (FORMAT.md, as stored
+    or as ``Determination.to_dict`` gives it; numbers as text or ``Decimal``): the figures
+    ``read_claims`` reads from the batch's tables, the year of origin from each period's detail."""
+    text = lambda v: None if v is None else str(v)  # noqa: E731
+    cents = lambda v: 0 if v is None else _cents(text(v))  # noqa: E731
+    eligible = bool(det.get("eligible"))
+    new = tuple(Decimal(text(v)) if eligible and v is not None else NO_POSITIONS
+                for v in ((det.get("new_positions") or {}).get(k) for k in ("year_one", "year_two")))
+    base = (det.get("average_positions") or {}).get("base")
+    periods = det.get("periods") or []
+    done = [p for p in periods if p.get("applied") is not None]
+    lines = []
+    for p in done:
+        one = ((p.get("detail") or {}).get("origins") or {}).get("year_one") or {}
+        lines.append(Line(fiscal_year(date.fromisoformat(p["end"])), *(cents(p.get(k)) for k in ("allowed", "applied", "refund", "forfeited")),
+                          tuple(cents(one.get(k)) for k in ("allowed", "applied", "forfeited"))))
+    last_one = ((done[-1].get("detail") or {}).get("origins") or {}).get("year_one") or {} if done else {}
+    credit = det.get("credit") or {}
+    return ClaimCost(claim_id, tax, True, eligible, size_band(Decimal(text(base))) if base is not None else None,
+                     (cents(credit.get("year_one")), cents(credit.get("year_two"))), new, tuple(lines),
+                     cents(done[-1].get("carried_forward")) if done else 0, cents(last_one.get("closing")), len(done) < len(periods))
+
+
 def _money_row(costs: list[ClaimCost]) -> dict[str, int]:
     return {
         "credit": sum(sum(c.credit) for c in costs), "allowed": sum(c.total("allowed") for c in costs),

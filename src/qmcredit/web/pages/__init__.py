@@ -6,11 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from . import accounts, claim, queue, upload, whatif
+from . import accounts, claim, cost, queue, upload, whatif
 from .render import HERE
 
 router = APIRouter(include_in_schema=False)
-for _module in (accounts, upload, whatif, queue, claim):
+for _module in (accounts, upload, whatif, queue, claim, cost):
     router.include_router(_module.router)
 
 
