@@ -53,7 +53,13 @@ def size_band(average_base: Decimal) -> str:
 
 
 def _cents(text: str | None) -> int | None:
-    return None if text is None else int(Decimal(text).scaleb(2))
+    """Money text of two decimals (``money_text``, the determination's) as whole cents."""
+    if text is None:
+        return None
+    whole, _, cents = text.partition(".")
+    if len(cents) != 2 or not (whole.lstrip("-") + cents).isdigit():
+        raise ValueError(f"{text!r} is not money with two decimals")
+    return int(whole + cents)
 
 
 @dataclass(slots=True)
