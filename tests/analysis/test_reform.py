@@ -167,3 +167,26 @@ def test_a_dask_cluster_decides_as_one_process(data, run, tmp_path):
         for table in ("claims", "ledger"):
             assert pl.read_parquet(tmp_path / f"dask/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
     assert pl.read_parquet(tmp_path / "dask/totals.parquet").equals(pl.read_parquet(run / "totals.parquet").filter(pl.col("scenario").is_in(["baseline", "amounts"])))
+
+
+def test_the_counts_are_shared_unless_a_reform_changes_what_they_read(data, run):
+    """One decision pass more, not a second count: P1-P4 are counted once for the baseline and a
+    reform of the amounts (C2), and again, from the rows in memory, for one of the 140 hours (P2)."""
+    from concurrent.futures import Future
+
+    from qmcredit.batch.engine import PayrollSource, read_rows
+    from qmcredit.batch.partition import decide_partition
+    from qmcredit.batch.tables import read_tables
+    from qmcredit.law.parameter_set import baseline, load_reform
+
+    table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
+    ids = sorted(cid for cid in table.get_column("claim_id").to_list() if cid)
+    source = PayrollSource(str(data / "in/payroll.parquet"), "payroll.parquet", False)
+    reading = Future()
+    reading.set_result(read_rows(source, ids))
+    for reform, counts in (("amounts", 1), ("hours_120", 2)):
+        shared: dict = {}
+        results = [decide_partition(table, periods, source, False, ids, reading, params, shared)
+                   for params in (baseline(), load_reform(data / f"reforms/{reform}.toml"))]
+        assert len(shared["counts"]) == counts, reform
+        assert results[0].claims.equals(pl.read_parquet(data / "batch/claims.parquet"))
