@@ -310,10 +310,11 @@ def _window_of(claim: Claim) -> tuple[str, str] | None:
     return f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", parts[0].location_id
 
 
-def decide_many(claims: Sequence[Claim], explain: bool = True) -> list[Determination]:
+def decide_many(claims: Sequence[Claim], explain: bool = True, params: ParameterSet | None = None) -> list[Determination]:
     """Decide many claims: one columnar positions pass over every location, then each return's
     figures (its locations under one room, L6), presented. ``explain=False`` builds no
-    explanation (B1) at all: the figures, ``pending`` and the rest are the same."""
+    explanation (B1) at all: the figures, ``pending`` and the rest are the same. ``params``: the
+    parameter set (a reform's, ``law.parameter_set``; default the baseline)."""
     if not claims:
         return []
     cache: dict = {}
@@ -322,7 +323,7 @@ def decide_many(claims: Sequence[Claim], explain: bool = True) -> list[Determina
         window = _window_of(c)
         first = len(parts)
         for part in c.locations:
-            parts.append((part, prepare(part.header, part.location_id or c.source or part.header.taxpayer.id, cache, window)))
+            parts.append((part, prepare(part.header, part.location_id or c.source or part.header.taxpayer.id, cache, window, params)))
         returns.append(range(first, len(parts)))
     classified = classify(with_claim_columns([c.payroll for c, _ in parts], [p.constants.columns for _, p in parts]).lazy()).collect()
     per_month = monthly(classified.lazy()).collect()

@@ -55,6 +55,54 @@ def test_totals_by_fiscal_year_add_up_to_the_ledgers(data, cost):
     assert Decimal(totals["cost"]) == Decimal(totals["applied"]) + Decimal(totals["refunded"])
 
 
+TOTALS = ("allowed", "applied", "refunded", "forfeited", "carried_forward", "cost")
+
+
+def test_every_total_of_the_issue_is_in_every_breakdown_and_adds_up(cost):
+    """Issue 17 item 2: allowed, applied, refunded, forfeited and carried at the end (and the cost),
+    by fiscal year, tax, firm size and credit year; each breakdown sums to the totals."""
+    totals = pl.read_parquet(cost / "totals.parquet").row(0, named=True)
+    for table in ("by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year"):
+        df = pl.read_parquet(cost / f"{table}.parquet")
+        for k in TOTALS:
+            assert _sum(df.get_column(k)) == Decimal(totals[k]), (table, k)
+
+
+def _last_lines(ledger: pl.DataFrame) -> pl.DataFrame:
+    return ledger.filter(pl.col("applied").is_not_null()).group_by("claim_id").agg(pl.all().sort_by("period").last())
+
+
+def test_carried_at_the_end_falls_in_the_fiscal_year_of_the_last_period_decided(data, cost):
+    """L4: the balance carried out of a claim's last decided period, in that period's fiscal year."""
+    want: dict[int, Decimal] = {}
+    for end, carried in _last_lines(pl.read_parquet(data / "batch/ledger.parquet")).select("end", "carried_forward").iter_rows():
+        want[fiscal_year(end)] = want.get(fiscal_year(end), Decimal("0.00")) + Decimal(carried)
+    fy = pl.read_parquet(cost / "by_fiscal_year.parquet")
+    assert {y: Decimal(c) for y, c in fy.select("fiscal_year", "carried_forward").iter_rows() if Decimal(c) or y in want} == want
+
+
+def test_totals_by_credit_year_add_up_to_the_ledgers(data, cost):
+    """L4 (each year of origin tracked apart, Form 313 Part V), R1 (year one's refund), L5: the
+    ledger's year-one columns summed are year one's row, the rest year two's; within each year,
+    what was allowed ends applied, refunded, forfeited or carried."""
+    ledger = pl.read_parquet(data / "batch/ledger.parquet").filter(pl.col("applied").is_not_null())
+    decided = pl.read_parquet(data / "batch/claims.parquet").filter(pl.col("status") == "decided")
+    last = _last_lines(ledger)
+    one = {k: _sum(ledger.get_column(f"{k}_year_one")) for k in ("allowed", "applied", "forfeited")}
+    one["carried_forward"] = _sum(last.get_column("carried_forward_year_one"))
+    one["refunded"] = _sum(ledger.get_column("refund"))
+    one["credit"] = _sum(decided.get_column("credit_year_one"))
+    whole = {k: _sum(ledger.get_column(k)) for k in ("allowed", "applied", "forfeited")}
+    whole["carried_forward"] = _sum(last.get_column("carried_forward"))
+    two = {**{k: whole[k] - one[k] for k in whole}, "refunded": Decimal("0.00"), "credit": _sum(decided.get_column("credit_year_two"))}
+    years = {r["credit_year"]: r for r in pl.read_parquet(cost / "by_credit_year.parquet").iter_rows(named=True)}
+    for name, want in (("year_one", one), ("year_two", two)):
+        assert {k: Decimal(years[name][k]) for k in want} == want, name
+        assert Decimal(years[name]["cost"]) == want["applied"] + want["refunded"]
+        assert want["allowed"] == want["applied"] + want["refunded"] + want["forfeited"] + want["carried_forward"], name
+    assert one["applied"] > 0 and two["applied"] > 0 and one["refunded"] > 0
+
+
 def test_every_credit_ends_applied_refunded_forfeited_or_carried(cost):
     claims = pl.read_parquet(cost / "claims.parquet").filter(pl.col("status") == "decided")
     for row in claims.iter_rows(named=True):

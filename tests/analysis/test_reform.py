@@ -121,22 +121,41 @@ def test_claims_side_by_side_hold_both_figures_and_the_difference(run):
 
 
 def test_partitions_and_processes_decide_as_one(data, run, tmp_path):
-    """Claim-hash partitions (a split pass), in one process and on two, give the same tables."""
+    """The batch's reading (issue 17 item 4): a payroll table in claim order read in runs of rows,
+    without a split pass, and one out of claim order split by claim hash; in one process and on
+    two. The baseline is the batch's own output for the same table, and the reform's tables are
+    those of the one-partition run (but for the payroll rows' line numbers in problems)."""
     from qmcredit.analysis.reform import decide_scenarios
+    from qmcredit.batch import engine
     from qmcredit.law.parameter_set import baseline, load_reform
 
-    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
-             "--reform", str(data / "reforms/amounts.toml"), "--rows-per-partition", "40000", "--jobs", "1", "--out", str(tmp_path / "parts"))
-    for name in ("baseline", "amounts"):
-        for table in ("claims", "ledger"):
-            assert pl.read_parquet(tmp_path / f"parts/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
-    scenarios, info = decide_scenarios(data / "in/claims.parquet", data / "in/payroll.parquet", data / "in/periods.parquet",
-                                       [baseline(), load_reform(data / "reforms/amounts.toml")], jobs=2, rows_per_process=1,
-                                       rows_per_partition=60000, workdir=tmp_path)
-    assert info["partitions"] >= 2
-    for s in scenarios:
-        assert s.claims.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/claims.parquet"))
-        assert s.ledger.equals(pl.read_parquet(run / f"scenarios/{s.params.name}/ledger.parquet"))
+    table = pl.read_parquet(data / "in/payroll.parquet")
+    ordered, shuffled = tmp_path / "ordered/payroll.parquet", tmp_path / "shuffled/payroll.parquet"
+    ordered.parent.mkdir()
+    shuffled.parent.mkdir()
+    table.sort("claim_id", maintain_order=True).write_parquet(ordered, row_group_size=10_000)
+    table.sample(fraction=1.0, shuffle=True, seed=3).write_parquet(shuffled)
+    assert engine.claim_ranges(shuffled, 40_000, 1) is None
+    sets = [baseline(), load_reform(data / "reforms/amounts.toml")]
+    inputs = (str(data / "in/claims.parquet"), "--periods", str(data / "in/periods.parquet"))
+    for payroll in (ordered, shuffled):
+        folder = payroll.parent
+        qmcredit("batch", inputs[0], str(payroll), *inputs[1:], "--rows-per-partition", "40000", "--jobs", "1", "--out", str(folder / "batch"))
+        qmcredit("reform", inputs[0], str(payroll), *inputs[1:], "--reform", str(data / "reforms/amounts.toml"),
+                 "--rows-per-partition", "40000", "--jobs", "1", "--out", str(folder / "reform"))
+        scenarios, info = decide_scenarios(data / "in/claims.parquet", payroll, data / "in/periods.parquet", sets, jobs=2, rows_per_process=1,
+                                           rows_per_partition=60000, workdir=tmp_path)
+        assert info["partitions"] >= 2 and info["rows"] == table.height
+        if payroll == ordered:  # runs of rows, as the batch reads this table
+            assert info["partitions"] == len(engine.claim_ranges(ordered, min(30_000, -(-table.height // 8)), 2))
+        for s in scenarios:
+            for t in ("claims", "ledger"):
+                got = pl.read_parquet(folder / f"reform/scenarios/{s.params.name}/{t}.parquet")
+                assert getattr(s, t).equals(got), (folder.name, s.params.name, t)
+                if s.params.name == "baseline":
+                    assert got.equals(pl.read_parquet(folder / f"batch/{t}.parquet")), (folder.name, t)
+                want = pl.read_parquet(run / f"scenarios/{s.params.name}/{t}.parquet")
+                assert got.drop("problems", strict=False).equals(want.drop("problems", strict=False)), (folder.name, s.params.name, t)
 
 
 @pytest.mark.slow
@@ -148,3 +167,26 @@ def test_a_dask_cluster_decides_as_one_process(data, run, tmp_path):
         for table in ("claims", "ledger"):
             assert pl.read_parquet(tmp_path / f"dask/scenarios/{name}/{table}.parquet").equals(pl.read_parquet(run / f"scenarios/{name}/{table}.parquet"))
     assert pl.read_parquet(tmp_path / "dask/totals.parquet").equals(pl.read_parquet(run / "totals.parquet").filter(pl.col("scenario").is_in(["baseline", "amounts"])))
+
+
+def test_the_counts_are_shared_unless_a_reform_changes_what_they_read(data, run):
+    """One decision pass more, not a second count: P1-P4 are counted once for the baseline and a
+    reform of the amounts (C2), and again, from the rows in memory, for one of the 140 hours (P2)."""
+    from concurrent.futures import Future
+
+    from qmcredit.batch.engine import PayrollSource, read_rows
+    from qmcredit.batch.partition import decide_partition
+    from qmcredit.batch.tables import read_tables
+    from qmcredit.law.parameter_set import baseline, load_reform
+
+    table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
+    ids = sorted(cid for cid in table.get_column("claim_id").to_list() if cid)
+    source = PayrollSource(str(data / "in/payroll.parquet"), "payroll.parquet", False)
+    reading = Future()
+    reading.set_result(read_rows(source, ids))
+    for reform, counts in (("amounts", 1), ("hours_120", 2)):
+        shared: dict = {}
+        results = [decide_partition(table, periods, source, False, ids, reading, params, shared)
+                   for params in (baseline(), load_reform(data / f"reforms/{reform}.toml"))]
+        assert len(shared["counts"]) == counts, reform
+        assert results[0].claims.equals(pl.read_parquet(data / "batch/claims.parquet"))

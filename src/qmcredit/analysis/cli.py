@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -75,6 +76,7 @@ def reform(
             raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
         out.mkdir(parents=True, exist_ok=True)
         plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or out}
+        started = time.perf_counter()
         if workers or scheduler:
             from ..batch.distributed import cluster, dask_map
 
@@ -85,6 +87,7 @@ def reform(
             scenarios, info = decide_scenarios(claims, payroll, periods, sets, jobs=jobs, **plan)
     except ClaimError as e:
         _fail(e)
+    decided = time.perf_counter()
     tables = analysis_tables({s.params.name: s.costs for s in scenarios})
     described = [{"name": s.params.name, "description": s.params.description, "changes": [c.row() for c in s.params.changes]} for s in scenarios]
     written = write_all(tables, described, out)
@@ -95,4 +98,5 @@ def reform(
         write_parquet(s.ledger, folder / "ledger.parquet")
     totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
               for row in tables["totals"].iter_rows(named=True)}
+    info["seconds"] |= {"tables_and_files": round(time.perf_counter() - decided, 2), "total": round(time.perf_counter() - started, 2)}
     typer.echo(json.dumps({**info, "totals": totals, "files": written}, indent=2))

@@ -53,18 +53,26 @@ def size_band(average_base: Decimal) -> str:
 
 
 def _cents(text: str | None) -> int | None:
-    return None if text is None else int(Decimal(text).scaleb(2))
+    """Money text of two decimals (``money_text``, the determination's) as whole cents."""
+    if text is None:
+        return None
+    whole, _, cents = text.partition(".")
+    if len(cents) != 2 or not (whole.lstrip("-") + cents).isdigit():
+        raise ValueError(f"{text!r} is not money with two decimals")
+    return int(whole + cents)
 
 
 @dataclass(slots=True)
 class Line:
-    """One ledger period of a claim, in cents."""
+    """One ledger period of a claim, in cents; ``year_one``: year one's allowed, applied and
+    forfeited in it (L4, Form 313 Part V; year two's are the rest; R1 refunds year one only)."""
 
     fiscal_year: int
     allowed: int
     applied: int
     refunded: int
     forfeited: int
+    year_one: tuple[int, int, int]
 
 
 @dataclass(slots=True)
@@ -80,10 +88,25 @@ class ClaimCost:
     new: tuple[Decimal, Decimal]      # C1 (0 where undecided or not eligible)
     lines: tuple[Line, ...]           # decided ledger lines
     carried_forward: int              # out of the last decided line
+    carried_year_one: int             # of it, year one's (L4)
     pending: bool                     # some ledger line is undecided (as_of)
 
     def total(self, field: str) -> int:
         return sum(getattr(ln, field) for ln in self.lines)
+
+    def of_year(self, origin: int) -> dict[str, int]:
+        """Credit year one's (``origin`` 0) or two's figures: credit (C2), allowed, applied,
+        refunded, forfeited, carried at the end."""
+        one = [sum(ln.year_one[k] for ln in self.lines) for k in range(3)] + [self.carried_year_one]
+        whole = [self.total("allowed"), self.total("applied"), self.total("forfeited"), self.carried_forward]
+        mine = one if origin == 0 else [w - o for w, o in zip(whole, one)]
+        return {"credit": self.credit[origin], "allowed": mine[0], "applied": mine[1], "refunded": self.total("refunded") if origin == 0 else 0,
+                "forfeited": mine[2], "carried_forward": mine[3]}
+
+    @property
+    def last_fiscal_year(self) -> int | None:
+        """The fiscal year of the last decided period: where the balance carried at the end leaves the ledger."""
+        return self.lines[-1].fiscal_year if self.lines else None
 
     @property
     def cost(self) -> int:
@@ -110,10 +133,35 @@ def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: dict[str, str
             cid, taxes.get(cid), decided, eligible,
             size_band(Decimal(row["average_base"])) if decided and row["average_base"] is not None else None,
             tuple(_cents(row[k]) or 0 for k in ("credit_year_one", "credit_year_two")), new,
-            tuple(Line(fiscal_year(r["end"]), *(_cents(r[k]) for k in ("allowed", "applied", "refund", "forfeited"))) for r in done),
-            _cents(done[-1]["carried_forward"]) if done else 0, len(done) < len(rows),
+            tuple(Line(fiscal_year(r["end"]), *(_cents(r[k]) for k in ("allowed", "applied", "refund", "forfeited")),
+                       tuple(_cents(r[k]) for k in ("allowed_year_one", "applied_year_one", "forfeited_year_one"))) for r in done),
+            _cents(done[-1]["carried_forward"]) if done else 0, _cents(done[-1]["carried_forward_year_one"]) if done else 0, len(done) < len(rows),
         ))
     return out
+
+
+def from_determination(claim_id: str, tax: str | None, det: dict) -> ClaimCost:
+    """A decided one-location claim's cost figures from its determination (FORMAT.md, as stored
+    or as ``Determination.to_dict`` gives it; numbers as text or ``Decimal``): the figures
+    ``read_claims`` reads from the batch's tables, the year of origin from each period's detail."""
+    text = lambda v: None if v is None else str(v)  # noqa: E731
+    cents = lambda v: 0 if v is None else _cents(text(v))  # noqa: E731
+    eligible = bool(det.get("eligible"))
+    new = tuple(Decimal(text(v)) if eligible and v is not None else NO_POSITIONS
+                for v in ((det.get("new_positions") or {}).get(k) for k in ("year_one", "year_two")))
+    base = (det.get("average_positions") or {}).get("base")
+    periods = det.get("periods") or []
+    done = [p for p in periods if p.get("applied") is not None]
+    lines = []
+    for p in done:
+        one = ((p.get("detail") or {}).get("origins") or {}).get("year_one") or {}
+        lines.append(Line(fiscal_year(date.fromisoformat(p["end"])), *(cents(p.get(k)) for k in ("allowed", "applied", "refund", "forfeited")),
+                          tuple(cents(one.get(k)) for k in ("allowed", "applied", "forfeited"))))
+    last_one = ((done[-1].get("detail") or {}).get("origins") or {}).get("year_one") or {} if done else {}
+    credit = det.get("credit") or {}
+    return ClaimCost(claim_id, tax, True, eligible, size_band(Decimal(text(base))) if base is not None else None,
+                     (cents(credit.get("year_one")), cents(credit.get("year_two"))), new, tuple(lines),
+                     cents(done[-1].get("carried_forward")) if done else 0, cents(last_one.get("closing")), len(done) < len(periods))
 
 
 def _money_row(costs: list[ClaimCost]) -> dict[str, int]:
@@ -173,11 +221,14 @@ def cost_tables(costs: list[ClaimCost], scenario: str = "baseline") -> dict[str,
     totals = {"scenario": scenario, "claims": len(costs), "decided": len(decided), "invalid": len(costs) - len(decided),
               "pending_claims": sum(c.pending for c in decided), **group}
     by_year: dict[int, dict[str, int]] = {}
+    fy_fields = ("allowed", "applied", "refunded", "forfeited", "carried_forward")
     for c in decided:
         for ln in c.lines:
-            y = by_year.setdefault(ln.fiscal_year, dict.fromkeys(("allowed", "applied", "refunded", "forfeited"), 0))
-            for k in y:
+            y = by_year.setdefault(ln.fiscal_year, dict.fromkeys(fy_fields, 0))
+            for k in fy_fields[:4]:
                 y[k] += getattr(ln, k)
+        if c.lines:  # carried at the end: in the fiscal year of the last period decided
+            by_year[c.last_fiscal_year]["carried_forward"] += c.carried_forward
     fy_rows = [
         {"scenario": scenario, "fiscal_year": fy, **{k: money(from_cents(v)) for k, v in y.items()},
          "cost": money(from_cents(y["applied"] + y["refunded"]))}
@@ -188,11 +239,14 @@ def cost_tables(costs: list[ClaimCost], scenario: str = "baseline") -> dict[str,
     year_rows = []
     for o, name in enumerate(("year_one", "year_two")):
         new = sum((c.new[o] for c in decided), NO_POSITIONS)
-        credit = sum(c.credit[o] for c in decided)
+        sums = dict.fromkeys(("credit", "allowed", "applied", "refunded", "forfeited", "carried_forward"), 0)
+        for c in decided:
+            for k, v in c.of_year(o).items():
+                sums[k] += v
         year_rows.append({
             "scenario": scenario, "credit_year": name, "claims_with_credit": sum(1 for c in decided if c.credit[o] > 0),
-            "credit": money(from_cents(credit)), "new_positions": str(new), "credit_per_new_position": _per(credit, new),
-            "refunded": money(from_cents(sum(c.total("refunded") for c in decided) if o == 0 else 0)),  # R1: year one's only
+            **{k: money(from_cents(v)) for k, v in sums.items()}, "cost": money(from_cents(sums["applied"] + sums["refunded"])),
+            "new_positions": str(new), "credit_per_new_position": _per(sums["credit"], new),
         })
     keys = {"scenario": pl.Utf8, "fiscal_year": pl.Int32, "tax": pl.Utf8, "firm_size": pl.Utf8, "credit_year": pl.Utf8}
     return {

@@ -1,14 +1,16 @@
-"""The same claims decided under the baseline and under each reform, in one run, where the batch
-runs: partitions of claims (by claim hash, as ``batch.engine`` splits them), decided in this
-process, on local worker processes, or as Dask tasks. Each partition's payroll rows are read and
-their values parsed once (``engine.read_rows``); each parameter set then costs one decision pass
-over them (``partition.decide_partition`` given the set: the batch's own code)."""
+"""The same claims decided under the baseline and under each reform, in one run, through the
+batch's own reading (``engine.decide_planned``): runs of a payroll table in claim order, else
+partitions by claim hash; decided in this process, on ``--jobs`` local processes, or as Dask
+tasks. Each partition's payroll rows are read, their values parsed, typed and checked once; each
+parameter set then costs one decision pass over them (``partition.decide_partition`` given the
+set: the batch's own code), and P1-P4 are counted again only for a set that changes what they
+read (the hour tests, the windows, the options: ``partition.measure``)."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from concurrent.futures import Future
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from ..batch.engine import (
-    CODES_FROM_ROWS, DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, PayrollSource, _parts, bucket, local_processes, payroll_rows,
-    read_rows, serial_map, split_payroll,
+    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _unmatched, decide_planned, local_processes, payroll_rows, serial_map,
 )
 from ..batch.tables import read_tables
 from ..law.parameter_set import ParameterSet
@@ -34,52 +35,40 @@ class Scenario:
     costs: list[ClaimCost]
 
 
-def decide_sets(k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, sets: list[ParameterSet]) -> tuple:
-    """Partition ``k`` decided under every set: its payroll rows read once. Returns ``k``, each
-    set's (claims, ledger) tables, and the rows read, bad and orphaned."""
-    from ..batch.partition import decide_partition
-
-    ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})
-    read = Future()
-    read.set_result(read_rows(payroll, ids))
-    shared: dict = {}  # the headers validated and the rows typed once (a reform's options are applied by core.prepare)
-    results = [decide_partition(claims, periods, payroll, False, ids, read, params, shared) for params in sets]
-    first = results[0]
-    return k, [(r.claims, r.ledger) for r in results], (first.rows, first.bad_rows, first.orphan_rows)
-
-
 def decide_scenarios(
     claims: Path, payroll: Path, periods: Path | None, sets: list[ParameterSet], *, jobs: int = 1,
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, rows_per_process: int = ROWS_PER_PROCESS, mapper: Mapper | None = None,
     min_partitions: int = 1, workdir: Path | None = None,
 ) -> tuple[list[Scenario], dict]:
     """Every claim decided under each of ``sets`` (the baseline first), and what was read. The
-    partitions are planned as the batch plans a table not in claim order (``jobs`` local
-    processes, one per ``rows_per_process`` rows, sharing ``rows_per_partition``; or ``mapper``,
-    Dask's). ``workdir``: where the partition files go (shared storage on a cluster)."""
+    partitions are planned as ``qmcredit batch`` plans them (``jobs`` local processes, one per
+    ``rows_per_process`` rows, sharing ``rows_per_partition``; or ``mapper``, Dask's), and claims
+    without payroll rows refused as it refuses them. ``workdir``: where the partition files go
+    (shared storage on a cluster)."""
+    started = time.perf_counter()
     table, ptable = read_tables(claims, periods)
     rows = payroll_rows(payroll)
     local = mapper is None
     jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
-    n = max(min_partitions, jobs, -(-rows // max(1, rows_per_partition // jobs)))
     scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-reform-", dir=workdir))
     try:
-        if n == 1:
-            sources = [PayrollSource(str(payroll), payroll.name, False, coded=rows >= CODES_FROM_ROWS)]
-        else:
-            sources = split_payroll(payroll, n, scratch / "payroll")
-        parts = _parts(table, ptable, bucket(n), n)
-        args = [(k, *parts[k], src, sets) for k, src in enumerate(sources)]
         with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
-            results = sorted(run(decide_sets, args), key=lambda r: r[0])
+            results, n = decide_planned(table, ptable, payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
+                                        (False, sets), None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    deciding = round(time.perf_counter() - started, 2)
     taxes = taxes_of(table)
+    decided = [(pl.concat([r[1][i].claims for r in results]).sort("claim_id"), pl.concat([r[1][i].ledger for r in results]).sort("claim_id", "period"))
+               for i in range(len(sets))]
+    refused = _unmatched(claims, payroll, pl.concat([c for c, _ in decided]))  # as the batch refuses them: one read of the claim ids
     out = []
-    for i, params in enumerate(sets):
-        c = pl.concat([r[1][i][0] for r in results]).sort("claim_id")
-        ln = pl.concat([r[1][i][1] for r in results]).sort("claim_id", "period")
+    for params, (c, ln) in zip(sets, decided):
+        if refused:
+            c, ln = _refuse(c, ln, refused)
         out.append(Scenario(params, c, ln, read_claims(c, ln, taxes)))
-    info = {"claims": out[0].claims.height, "partitions": n,
-            **{k: sum(r[2][j] for r in results) for j, k in enumerate(("rows", "bad_rows", "orphan_rows"))}}
+    first = [r[1][0] for r in results]
+    info = {"claims": out[0].claims.height, "partitions": n, "rows": sum(r.rows for r in first),
+            "bad_rows": sum(r.bad_rows for r in first), "orphan_rows": sum(r.orphan_rows for r in first),
+            "seconds": {"reading_and_deciding": deciding, "claims_refused_and_costs_read": round(time.perf_counter() - started - deciding, 2)}}
     return out, info

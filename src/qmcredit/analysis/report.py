@@ -102,14 +102,14 @@ def _table(df: pl.DataFrame, limit: int | None = None) -> str:
     return f"<div class=\"wrap\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{more}"
 
 
-def _side_by_side(totals: pl.DataFrame) -> pl.DataFrame:
+def side_by_side(totals: pl.DataFrame) -> pl.DataFrame:
     """The totals table turned: one row per figure, one column per scenario."""
     names = totals.get_column("scenario").to_list()
     figures = [c for c in totals.columns if c != "scenario"]
     return pl.DataFrame({"figure": figures, **{n: [None if v is None else str(v) for v in totals.row(i)[1:]] for i, n in enumerate(names)}})
 
 
-def _by_year(fy: pl.DataFrame, names: list[str], years: list[int]) -> pl.DataFrame:
+def by_year(fy: pl.DataFrame, names: list[str], years: list[int]) -> pl.DataFrame:
     """Cost by fiscal year, one column per scenario, and each reform's difference from the baseline."""
     cost = {(s, y): Decimal(c) for s, y, c in fy.select("scenario", "fiscal_year", "cost").iter_rows()}
     zero = Decimal("0.00")
@@ -119,7 +119,8 @@ def _by_year(fy: pl.DataFrame, names: list[str], years: list[int]) -> pl.DataFra
     return pl.DataFrame(cols)
 
 
-def _series(df: pl.DataFrame, key: str, categories: list, scenarios: list[str], column: str) -> list[tuple[str, list[Decimal]]]:
+def series(df: pl.DataFrame, key: str, categories: list, scenarios: list[str], column: str) -> list[tuple[str, list[Decimal]]]:
+    """A chart's series: each scenario's ``column`` for each of ``categories`` (of ``key``), 0 where absent."""
     found = {(s, k): Decimal(v) for s, k, v in df.select("scenario", key, column).iter_rows()}
     return [(s, [found.get((s, c), Decimal(0)) for c in categories]) for s in scenarios]
 
@@ -143,17 +144,17 @@ def render(tables: dict[str, pl.DataFrame], scenarios: list[dict], title: str = 
         parts.append(f"<p><b>{escape(s['name'])}</b>: {escape(s.get('description') or '')}</p>")
         if s.get("changes"):
             parts.append(_table(pl.DataFrame(s["changes"], schema=["name", "change", "from", "source", "cite"], orient="row")))
-    parts += ["<h2>Totals</h2>", _table(_side_by_side(tables["totals"])),
+    parts += ["<h2>Totals</h2>", _table(side_by_side(tables["totals"])),
               "<h2>Cost by fiscal year</h2>",
               f"<figure><figcaption>Cost by State fiscal year ({' vs '.join(escape(n) for n in names)})</figcaption>"
-              f"{bar_chart('Cost (applied + refunded) by fiscal year', [f'FY{y}' for y in years], _series(fy, 'fiscal_year', years, names, 'cost'))}</figure>",
+              f"{bar_chart('Cost (applied + refunded) by fiscal year', [f'FY{y}' for y in years], series(fy, 'fiscal_year', years, names, 'cost'))}</figure>",
               '<p class="note">Cost (applied + refunded) by fiscal year; every column by scenario is in by_fiscal_year.csv.</p>',
-              _table(_by_year(fy, names, years)),
+              _table(by_year(fy, names, years)),
               "<h2>By firm size</h2>",
               f"<figure><figcaption>Cost by firm size (employees in the base period)</figcaption>"
-              f"{bar_chart('Cost by firm size', bands, _series(sizes, 'firm_size', bands, names, 'cost'))}</figure>",
+              f"{bar_chart('Cost by firm size', bands, series(sizes, 'firm_size', bands, names, 'cost'))}</figure>",
               f"<figure><figcaption>Claims by firm size</figcaption>"
-              f"{bar_chart('Claims by firm size', bands, _series(sizes, 'firm_size', bands, names, 'claims'), money=False)}</figure>",
+              f"{bar_chart('Claims by firm size', bands, series(sizes, 'firm_size', bands, names, 'claims'), money=False)}</figure>",
               _table(sizes),
               "<h2>By tax</h2>", _table(tables["by_tax"]),
               "<h2>By credit year</h2>", _table(tables["by_credit_year"])]

@@ -339,9 +339,6 @@ def _run(
 ) -> Summary:
     table, ptable = read_tables(claims, periods)
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
-    rows_per_partition = max(1, rows_per_partition)
-    by_size = max(1, -(-rows // rows_per_partition))
-    n = max(min_partitions, by_size, jobs)
     if on_start:
         on_start(table.height - summary.claims_without_id)
     out.mkdir(parents=True, exist_ok=True)
@@ -349,32 +346,8 @@ def _run(
         outputs.remove_stale(workdir, ".qmcredit-batch-")
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-batch-{os.getpid()}-", dir=workdir or out))
     try:
-        # At least four runs a process, so that the processes finish together.
-        run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
-        joined = returns(table)  # L6: a return's claims are decided together, in one partition by hash
-        ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local and not joined else None
-        results = None
-        if ranges is not None:  # each partition reads its own rows: no split pass
-            highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
-            part = pl.lit(highs).search_sorted(pl.col("claim_id").fill_null(""), side="right")  # the range holding each claim
-            parts = _parts(table, ptable, part, len(ranges))
-            args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), jsonl)
-                    for k, r in enumerate(ranges)]
-            try:
-                results = _decide_all(mapper, args, on_progress)
-                n = len(ranges)
-            except OutOfClaimOrder:  # the statistics said claim order, a row did not: split by hash after all
-                results = None
-        if results is None:
-            if n == 1:
-                sources = [PayrollSource(str(payroll), payroll.name, False, coded=rows >= CODES_FROM_ROWS)]
-            elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
-                sources = [PayrollSource(str(payroll), payroll.name, False, (k, n), joined=joined) for k in range(n)]
-            else:
-                sources = split_payroll(payroll, n, scratch / "payroll", joined)
-            parts = _parts(table, ptable, bucket(n, joined), n)
-            args = [(*parts[k], src, jsonl) for k, src in enumerate(sources)]
-            results = _decide_all(mapper, args, on_progress)
+        results, n = decide_planned(table, ptable, payroll, rows, rows_per_partition, min_partitions, mapper, local, jobs, scratch,
+                                    (jsonl,), on_progress)
         claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
         from .partition import invalid_json  # the rules' modules are loaded by now
@@ -405,6 +378,46 @@ def _run(
     summary.seconds = round(time.perf_counter() - started, 3)
     outputs.write_json(summary.to_dict(), out / "summary.json")
     return summary
+
+
+def decide_planned(
+    table: pl.DataFrame, ptable: pl.DataFrame | None, payroll: Path, rows: int, rows_per_partition: int, min_partitions: int, mapper: Mapper, local: bool, jobs: int, scratch: Path, tail: tuple,
+    on_progress: Callable[[int, int], None] | None, decide: Callable | None = None,
+) -> tuple[list[tuple[int, PartitionResult]], int]:
+    """The partitions planned and decided (``decide``, default ``_decide_indexed``, given each
+    partition's claims, periods, payroll source and ``tail``): runs of a table in claim order
+    when it is one, else partitions by claim hash. Returns each partition's result, in partition
+    order, and their number. ``analysis.reform`` decides its scenarios through this reading."""
+    rows_per_partition = max(1, rows_per_partition)
+    by_size = max(1, -(-rows // rows_per_partition))
+    n = max(min_partitions, by_size, jobs)
+    # At least four runs a process, so that the processes finish together.
+    run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
+    joined = returns(table)  # L6: a return's claims are decided together, in one partition by hash
+    ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local and not joined else None
+    results = None
+    if ranges is not None:  # each partition reads its own rows: no split pass
+        highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
+        part = pl.lit(highs).search_sorted(pl.col("claim_id").fill_null(""), side="right")  # the range holding each claim
+        parts = _parts(table, ptable, part, len(ranges))
+        args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), *tail)
+                for k, r in enumerate(ranges)]
+        try:
+            results = _decide_all(mapper, args, on_progress, decide)
+            n = len(ranges)
+        except OutOfClaimOrder:  # the statistics said claim order, a row did not: split by hash after all
+            results = None
+    if results is None:
+        if n == 1:
+            sources = [PayrollSource(str(payroll), payroll.name, False, coded=rows >= CODES_FROM_ROWS)]
+        elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
+            sources = [PayrollSource(str(payroll), payroll.name, False, (k, n), joined=joined) for k in range(n)]
+        else:
+            sources = split_payroll(payroll, n, scratch / "payroll", joined)
+        parts = _parts(table, ptable, bucket(n, joined), n)
+        args = [(*parts[k], src, *tail) for k, src in enumerate(sources)]
+        results = _decide_all(mapper, args, on_progress, decide)
+    return results, n
 
 
 def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame) -> dict[str, list[Problem]]:
@@ -453,11 +466,12 @@ class OutOfClaimOrder(Exception):
     """A partition read as a run of claim-ordered rows holds a row of another partition's claim."""
 
 
-def _decide_all(mapper: Mapper, args: list[tuple], on_progress: Callable[[int, int], None] | None) -> list[tuple[int, PartitionResult]]:
+def _decide_all(mapper: Mapper, args: list[tuple], on_progress: Callable[[int, int], None] | None,
+                decide: Callable | None = None) -> list[tuple[int, PartitionResult]]:
     """Every partition's result, in partition order. Progress is told as each one is done (so a
     run restarted by ``OutOfClaimOrder`` may have told some)."""
     results = []
-    for res in mapper(_decide_indexed, [(k, *a) for k, a in enumerate(args)]):
+    for res in mapper(decide or _decide_indexed, [(k, *a) for k, a in enumerate(args)]):
         results.append(res)
         if on_progress:
             on_progress(res[1].rows, res[1].claims.height)
@@ -493,14 +507,21 @@ def _prompt_handoffs() -> Iterator[None]:
         sys.setswitchinterval(interval)
 
 
-def _decide_indexed(k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool) -> tuple[int, PartitionResult]:
+def _decide_indexed(
+    k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None,
+) -> tuple[int, PartitionResult | list[PartitionResult]]:
     """Partition ``k`` decided (``partition.decide_partition``). Its payroll rows are read on a
     polars thread from the start, and the rules' modules are imported meanwhile, the first time:
-    here, not at the top, so that a process reads while it imports them (0.1 s of start-up)."""
+    here, not at the top, so that a process reads while it imports them (0.1 s of start-up).
+    With ``sets`` (parameter sets, ``analysis.reform``): decided under each, from the one reading
+    (and what the scenarios share, ``decide_partition``'s ``shared``), a result for each."""
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
     with _collector_paused(), _prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
         reading = polars_thread.submit(read_rows, payroll, ids)
-        return k, _rules()(claims, periods, payroll, jsonl, ids, reading)
+        if sets is None:
+            return k, _rules()(claims, periods, payroll, jsonl, ids, reading)
+        shared: dict = {}
+        return k, [_rules()(claims, periods, payroll, jsonl, ids, reading, params, shared) for params in sets]
 
 
 @functools.cache

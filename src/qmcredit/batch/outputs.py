@@ -38,6 +38,7 @@ CLAIMS_SCHEMA = {
 LEDGER_SCHEMA = {
     "claim_id": _TEXT, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "allowed": _TEXT, "room": _TEXT,
     "applied": _TEXT, "refund": _TEXT, "forfeited": _TEXT, "carried_forward": _TEXT,
+    "allowed_year_one": _TEXT, "applied_year_one": _TEXT, "forfeited_year_one": _TEXT, "carried_forward_year_one": _TEXT,
 }
 
 

@@ -119,9 +119,18 @@ def load_reform(path: Path, base: ParameterSet | None = None) -> ParameterSet:
     once, each naming its change (``change[2].value``) and the fix."""
     where = str(path)
     try:
-        doc = tomllib.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
     except OSError as e:
         raise ClaimError([Problem(where, f"cannot read the reform file: {e.strerror}")]) from None
+    except UnicodeDecodeError as e:
+        raise ClaimError([Problem(where, f"not UTF-8 text ({e.reason} at byte {e.start})")]) from None
+    return parse_reform(text, where, base)
+
+
+def parse_reform(text: str, where: str = "reform", base: ParameterSet | None = None) -> ParameterSet:
+    """A reform file's text (``load_reform``'s, or an upload's) read over ``base``."""
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ClaimError([Problem(where, f"not valid TOML: {e}")]) from None
     return reform_from_dict(doc, where, base)

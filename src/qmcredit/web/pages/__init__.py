@@ -6,11 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from . import accounts, amend, audit, claim, documents, figure, ledger, lists, queue, tokens, upload, whatif
+from . import accounts, amend, audit, claim, cost, documents, figure, ledger, lists, queue, tokens, upload, whatif
 from .render import HERE
 
 router = APIRouter(include_in_schema=False)
-for _module in (accounts, lists, upload, whatif, queue, figure, amend, documents, ledger, tokens, audit, claim):
+for _module in (accounts, lists, upload, whatif, queue, figure, amend, documents, ledger, tokens, audit, cost, claim):
     router.include_router(_module.router)
 
 
