@@ -17,6 +17,7 @@ from ..access import claim_for, require, visible
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError
+from ..limits import parsed_body
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
 from ..models import Citation, Claim, Document, Revision, Taxpayer, User
 from .deps import database, principal
@@ -57,19 +58,28 @@ async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
 def claim_out(session, claim: Claim, explain: bool = False) -> dict:
     tp = session.get(Taxpayer, claim.taxpayer_id)
     rev = claims.current_revision(session, claim)
-    det = exact_json.loads_stored(rev.determination)
-    if not explain:
-        det.pop("explanation", None)
     cited: dict[str, list[int]] = {}
     for figure, document_id in session.execute(
             select(Citation.figure, Citation.document_id).join(Document, Document.id == Citation.document_id)
             .where(Document.claim_id == claim.id).order_by(Citation.id)):
         cited.setdefault(figure, []).append(document_id)
+    return claim_view(claim, tp, exact_json.loads_stored(rev.determination), cited, explain)
+
+
+def claim_view(claim: Claim, tp: Taxpayer, det: dict, cited: dict[str, list[int]], explain: bool = False) -> dict:
+    """The claim as the API shows it, with its current determination ``det`` (the trace only with ``explain``)."""
+    if not explain:
+        det = {k: v for k, v in det.items() if k != "explanation"}
     return {"id": claim.id, "taxpayer_id": tp.id, "taxpayer_ein": tp.ein, "location_id": claim.location_id,
             "state": claim.state, "revision": claim.revision, "duplicate_of": claim.duplicate_of,
             "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None,
             "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(),
             "evidence": cited, "determination": det}
+
+
+def filed_view(filed: claims.Filed, explain: bool) -> dict:
+    """A claim just filed, from what was stored (a new claim's documents cite no figure yet)."""
+    return claim_view(filed.claim, filed.taxpayer, filed.determination, {}, explain)
 
 
 def _respond(db: Database, claim_id: int, status: int = 200, explain: bool = False) -> ExactJSONResponse:
@@ -94,10 +104,11 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
     require(who, "preparer")
     key = idempotency.key_of(idempotency_key)
     document, upload = await read_submission(request)
+    parsed = parsed_body(request.scope, document) if upload is None else None
     if key is None:
-        ev = await run_in_threadpool(evaluate, document, upload)
-        claim = await run_in_threadpool(db.write, lambda s: claims.create(s, who, ev, submit))
-        return await run_in_threadpool(_respond, db, claim.id, 201, explain)
+        ev = await run_in_threadpool(evaluate, document, upload, parsed)
+        filed = await run_in_threadpool(db.write, lambda s: claims.file(s, who, ev, submit))
+        return ExactJSONResponse(filed_view(filed, explain), status_code=201)
     request_sha256 = idempotency.fingerprint(document, upload, submit=submit, explain=explain)
 
     def stored():
@@ -107,14 +118,14 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
     kept = await run_in_threadpool(stored)
     if kept is not None:
         return idempotency.replay(kept, replayed=True)
-    ev = await run_in_threadpool(evaluate, document, upload)
+    ev = await run_in_threadpool(evaluate, document, upload, parsed)
 
     def file(session) -> tuple:
         kept = idempotency.take(session, who, key, request_sha256)
         if kept is not None:
             return kept, True
-        claim = claims.create(session, who, ev, submit)
-        return idempotency.keep(session, who, key, claim.id, 201, claim_out(session, claim, explain)), False
+        filed = claims.file(session, who, ev, submit)
+        return idempotency.keep(session, who, key, filed.claim.id, 201, filed_view(filed, explain)), False
 
     kept, replayed = await run_in_threadpool(db.write, file)
     return idempotency.replay(kept, replayed)
