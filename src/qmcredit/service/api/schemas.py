@@ -155,7 +155,7 @@ class TokenOut(BaseModel):
     id: int
     name: str
     expires_at: str
-    token: str = Field(description="shown once; only its SHA-256 is stored")
+    token: str | None = Field(description="shown once; only its SHA-256 is stored (null in an answer replayed for an Idempotency-Key)")
 
 
 class AuditOut(BaseModel):
