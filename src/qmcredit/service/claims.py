@@ -216,6 +216,11 @@ def _settle_return(session: Session, who: Principal, tp: Taxpayer, cause: Claim 
         c.revision += 1
         c.updated_at = now()
         reason = f"recomputed as one return with the taxpayer's other location claims after {after} (RULES.md L6)"
+        state = workflow.state_after_recompute(c.state)
+        if state != c.state:
+            reason += (f"; the approval of revision {rev.number} does not cover these figures: "
+                       "back to the examiner for review (its refund is certified only once approved again)")
+            c.state = state
         _revision(session, who, c, share, reason, rev.payroll_document_id)
         record(session, who, "claim.recompute", "claim", c.id, before, snapshot(c, share.result) | {"reason": reason})
     if cause is None or cause.id not in shares:
@@ -229,6 +234,13 @@ class Filed(NamedTuple):
     claim: Claim
     taxpayer: Taxpayer
     determination: dict
+
+
+def settle(session: Session, who: Principal, tp: Taxpayer, after: str) -> None:
+    """Decide ``tp``'s current location claims again as one return (L6), recording a revision for
+    each claim whose share changed (claims stored before the office decided returns, migration 0004)."""
+    _lock(session, tp)
+    _settle_return(session, who, tp, None, None, after)
 
 
 def create(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Claim:
@@ -253,6 +265,12 @@ def file(session: Session, who: Principal, ev: Evaluation, submit: bool) -> File
     _revision(session, who, claim, share, "filed", _payroll_document(session, who, claim, ev.payroll))
     record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, share.result))
     return Filed(claim, tp, share.result)
+
+
+def approved_revision(session: Session, claim: Claim) -> int | None:
+    """The number of the revision the examiner's latest decision approved or adjusted (None: none)."""
+    return session.execute(select(Revision.number).join(Decision, Decision.revision_id == Revision.id).where(
+        Decision.claim_id == claim.id, Decision.outcome.in_(("approved", "adjusted"))).order_by(Decision.id.desc()).limit(1)).scalar_one_or_none()
 
 
 def current_revision(session: Session, claim: Claim) -> Revision:
@@ -333,6 +351,11 @@ def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, "certify_refund", who.role)
     rev = current_revision(session, claim)
+    approved = approved_revision(session, claim)
+    if approved != rev.number:
+        raise ApiError(409, f"revision {rev.number} of claim {claim.id} is not the one approved: review it first", [(
+            "revision", f"the examiner's decision covers revision {approved}; the claim is at revision {rev.number} "
+                        "(recomputed as one return with the taxpayer's other locations, L6): start the review and decide again")])
     result = exact_json.loads_stored(rev.determination)
     refunds = [p for p in result.get("periods") or [] if p.get("refund") and Decimal(p["refund"]) > 0]
     if not refunds:

@@ -64,15 +64,17 @@ def claim_out(session, claim: Claim, explain: bool = False) -> dict:
             select(Citation.figure, Citation.document_id).join(Document, Document.id == Citation.document_id)
             .where(Document.claim_id == claim.id).order_by(Citation.id)):
         cited.setdefault(figure, []).append(document_id)
-    return claim_view(claim, tp, exact_json.loads_stored(rev.determination), cited, explain)
+    return claim_view(claim, tp, exact_json.loads_stored(rev.determination), cited, explain, claims.approved_revision(session, claim))
 
 
-def claim_view(claim: Claim, tp: Taxpayer, det: dict, cited: dict[str, list[int]], explain: bool = False) -> dict:
-    """The claim as the API shows it, with its current determination ``det`` (the trace only with ``explain``)."""
+def claim_view(claim: Claim, tp: Taxpayer, det: dict, cited: dict[str, list[int]], explain: bool = False,
+               approved_revision: int | None = None) -> dict:
+    """The claim as the API shows it, with its current determination ``det`` (the trace only with
+    ``explain``) and the revision the examiner last approved."""
     if not explain:
         det = {k: v for k, v in det.items() if k != "explanation"}
     return {"id": claim.id, "taxpayer_id": tp.id, "taxpayer_ein": tp.ein, "location_id": claim.location_id,
-            "state": claim.state, "revision": claim.revision, "duplicate_of": claim.duplicate_of,
+            "state": claim.state, "revision": claim.revision, "approved_revision": approved_revision, "duplicate_of": claim.duplicate_of,
             "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None,
             "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(),
             "evidence": cited, "determination": det}
