@@ -18,8 +18,8 @@ from ..access import claim_for, require, visible
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError
-from ..limits import parsed_body
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
+from ..limits import parsed_body
 from ..models import Citation, Claim, Document, Revision, Taxpayer, User
 from .deps import IDEMPOTENCY_KEY, database, principal
 from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
