@@ -3,7 +3,9 @@
 Starts ``qmcredit.service.cli.serve`` (uvicorn, one process) on 127.0.0.1 with a fresh database,
 posts ``--claims`` distinct claims (the bundled example 01 under new taxpayer ids) from
 ``--concurrency`` client threads, then checks that every request was answered, none with a 5xx,
-and that every claim is stored. Bounded in count and in time (``--deadline`` seconds).
+and that every claim is stored. Bounded in count and in time (``--deadline`` seconds). Also
+reports the server's CPU time per claim (all its processes), a figure a loaded machine blurs less
+than the throughput. ``--workers n`` serves from n processes (``QMCREDIT_WORKERS``).
 
     .venv/bin/python benchmarks/service_load.py --claims 400 --concurrency 16
     .venv/bin/python benchmarks/service_load.py --database-url postgresql+psycopg://postgres@127.0.0.1:55433/postgres
@@ -25,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "01-expansion-cap-carryforward.claim.json"
@@ -66,7 +69,20 @@ def start_server(database_url: str, workdir: str) -> tuple[subprocess.Popen, str
     return proc, base, token
 
 
-def run(base: str, token: str, claims: int, concurrency: int, deadline: float) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) of a process and its children (uvicorn's workers)."""
+    root = psutil.Process(pid)
+    total = 0.0
+    for p in [root, *root.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run(base: str, token: str, claims: int, concurrency: int, deadline: float, server_pid: int | None = None) -> dict:
     template = EXAMPLE.read_text()
     ein = json.loads(template)["taxpayer"]["id"]
     bodies = [template.replace(f'"{ein}"', f'"77-{i:07d}"', 1).encode() for i in range(claims)]
@@ -98,6 +114,7 @@ def run(base: str, token: str, claims: int, concurrency: int, deadline: float) -
                     latencies.append(elapsed)
                     statuses[code] = statuses.get(code, 0) + 1
 
+    cpu0 = cpu_seconds(server_pid) if server_pid else None
     start = time.perf_counter()
     threads = [threading.Thread(target=worker) for _ in range(concurrency)]
     for t in threads:
@@ -105,6 +122,7 @@ def run(base: str, token: str, claims: int, concurrency: int, deadline: float) -
     for t in threads:
         t.join()
     wall = time.perf_counter() - start
+    server_cpu = cpu_seconds(server_pid) - cpu0 if server_pid else None
     stored = httpx.get(f"{base}/api/v1/claims?limit=1000&offset=0", headers={"Authorization": f"Bearer {token}"}, timeout=60).json()
     stored_new = sum(1 for c in stored if c["taxpayer_ein"].startswith("77-"))
     if claims > 1000 - 6:
@@ -120,6 +138,8 @@ def run(base: str, token: str, claims: int, concurrency: int, deadline: float) -
         "p50_ms": round(pct(0.50), 1), "p95_ms": round(pct(0.95), 1), "p99_ms": round(pct(0.99), 1),
         "max_ms": round(lat[-1] * 1000, 1) if lat else None,
         "lost": claims - statuses.get(201, 0), "server_errors": sum(n for c, n in statuses.items() if c >= 500),
+        "server_cpu_ms_per_claim": round(server_cpu * 1000 / max(1, len(lat)), 1) if server_cpu is not None else None,
+        "load_average": round(os.getloadavg()[0], 1),
     }
 
 
@@ -141,15 +161,19 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--deadline", type=float, default=300.0, help="stop sending after this many seconds")
     ap.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temporary folder")
+    ap.add_argument("--workers", type=int, default=None, help="server processes (QMCREDIT_WORKERS); default: the environment's, else 1")
     args = ap.parse_args()
+    if args.workers is not None:
+        os.environ["QMCREDIT_WORKERS"] = str(args.workers)
     with tempfile.TemporaryDirectory() as work, fresh_database(args.database_url, work) as url:
         proc, base, token = start_server(url, work)
         try:
-            result = run(base, token, args.claims, args.concurrency, args.deadline)
+            result = run(base, token, args.claims, args.concurrency, args.deadline, proc.pid)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
     result["database"] = url.split(":", 1)[0].split("+", 1)[0]
+    result["workers"] = int(os.environ.get("QMCREDIT_WORKERS", "1"))
     print(json.dumps(result))
     return 0 if result["lost"] == 0 and result["server_errors"] == 0 else 1
 

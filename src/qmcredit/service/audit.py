@@ -32,20 +32,31 @@ def event_hash(prev_hash: str, event: Mapping[str, Any] | AuditEvent) -> str:
     return hashlib.sha256(json.dumps([prev_hash, *fields], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def record(session: Session, who, action: str, entity: str, entity_id, before: Any, after: Any) -> None:
+def _last_hash(session: Session) -> str:
+    """The hash the next event of this transaction follows: read from the log once per
+    transaction (after taking the chain's lock on PostgreSQL), then this transaction's own last."""
+    txn = session.get_transaction()
+    kept = session.info.get("audit_chain")
+    if kept is not None and kept[0] is txn:
+        return kept[1]
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CHAIN_LOCK})
-    session.flush()  # this transaction's earlier events first: the chain runs through them
     last = session.execute(select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)).scalar_one_or_none()
+    return last or ""
+
+
+def record(session: Session, who, action: str, entity: str, entity_id, before: Any, after: Any) -> None:
+    """Append an event to the chain, in the caller's transaction (inserted with its other rows,
+    in the order recorded)."""
     event = AuditEvent(
         at=now(), actor_id=who.id, actor=who.username, action=action, entity=entity, entity_id=str(entity_id),
         before=None if before is None else exact_json.dumps(before),
         after=None if after is None else exact_json.dumps(after),
     )
-    event.prev_hash = last or ""
+    event.prev_hash = _last_hash(session)
     event.hash = event_hash(event.prev_hash, event)
     session.add(event)
-    session.flush()
+    session.info["audit_chain"] = (session.get_transaction(), event.hash)
 
 
 def first_break(events: Iterable[AuditEvent]) -> tuple[int, str] | None:

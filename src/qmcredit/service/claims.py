@@ -8,6 +8,7 @@ import hashlib
 import json
 from datetime import date
 from decimal import Decimal
+from typing import NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -31,9 +32,10 @@ def snapshot(claim: Claim, result: dict | None = None) -> dict:
     return out
 
 
-def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> Taxpayer:
+def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> tuple[Taxpayer, bool]:
+    """The claim's taxpayer, locked (``_lock``), and whether this filing registers it."""
     t = ev.header.taxpayer
-    tp = session.execute(select(Taxpayer).where(Taxpayer.ein == t.id)).scalar_one_or_none()
+    tp = session.execute(select(Taxpayer).where(Taxpayer.ein == t.id).with_for_update()).scalar_one_or_none()
     if tp is None:
         if who.role != "preparer":
             raise forbidden("only a preparer files a claim for a new taxpayer")
@@ -41,11 +43,10 @@ def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> Taxpayer:
         session.add(tp)
         session.flush()
         record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
-    elif who.role == "preparer" and tp.preparer_id != who.id:
+        return tp, True
+    if who.role == "preparer" and tp.preparer_id != who.id:
         raise ApiError(404, f"no taxpayer {t.id} that you may see", [("taxpayer.id", f"taxpayer {t.id} not found")])  # as if absent
-    else:
-        _lock(session, tp)
-    return tp
+    return tp, False
 
 
 def _lock(session: Session, tp: Taxpayer) -> None:
@@ -54,12 +55,14 @@ def _lock(session: Session, tp: Taxpayer) -> None:
     session.refresh(tp, with_for_update=True)
 
 
-def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation) -> Location:
+def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation, fresh: bool = False) -> Location:
     """The taxpayer's location at the claim's place (``places.place_key``: spellings of one place
-    are one location), registered as written the first time."""
+    are one location), registered as written the first time. ``fresh``: the taxpayer was
+    registered in this transaction, so it has no location, window or claim yet (none is looked up)."""
     loc = ev.header.location
     key = places.place_key(loc.municipality, loc.address)
-    row = session.execute(select(Location).where(Location.taxpayer_id == tp.id, Location.place_key == key)).scalar_one_or_none()
+    row = None if fresh else session.execute(
+        select(Location).where(Location.taxpayer_id == tp.id, Location.place_key == key)).scalar_one_or_none()
     if row is None:
         row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address, place_key=key,
                        operations_began=loc.operations_began, operations_source=loc.operations_source)
@@ -70,7 +73,8 @@ def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation) ->
     return row
 
 
-def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | None, claim: Claim | None = None) -> None:
+def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | None, claim: Claim | None = None,
+                  fresh: bool = False) -> None:
     """E4 (52:27BBB-55(d)): one 24-month credit period per taxpayer, across claims and locations.
     Takes the taxpayer's window when it has none; a different start is refused while another
     claim holds the window (one that ``claim``, being amended, holds alone moves with it; one that
@@ -79,7 +83,7 @@ def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | 
         if claim is not None:
             claim.year_one_start = None
         return
-    window = session.get(CreditWindow, tp.id, with_for_update=True)
+    window = None if fresh else session.get(CreditWindow, tp.id, with_for_update=True)
     if window is None:
         session.add(CreditWindow(taxpayer_id=tp.id, year_one_start=start))
         session.flush()  # a concurrent first claim for this taxpayer fails here; the retry sees its window
@@ -184,11 +188,14 @@ def _revision(session: Session, who: Principal, claim: Claim, share: taxreturn.S
 
 
 def _settle_return(session: Session, who: Principal, tp: Taxpayer, cause: Claim | None, ev: Evaluation | None,
-                   after: str) -> taxreturn.Share | None:
+                   after: str, fresh: bool = False) -> taxreturn.Share | None:
     """L6: decide the taxpayer's return, its current location claims together (each holding the
     credit window; not denied, not a retired duplicate), ``cause`` with its new evaluation ``ev``.
     Every other claim whose share changed gets a new revision, its reason and an audit event;
-    ``cause``'s share is returned for its own revision (alone, if it is not in the return)."""
+    ``cause``'s share is returned for its own revision (alone, if it is not in the return).
+    ``fresh``: ``cause`` is the first claim of a taxpayer registered in this transaction."""
+    if fresh:
+        return taxreturn.Share(cause.id, ev, ev.determination_json, (), ev.result)
     rows = session.execute(select(Claim).where(
         Claim.taxpayer_id == tp.id, Claim.duplicate_of.is_(None), Claim.year_one_start.is_not(None), Claim.state != "denied",
     ).order_by(Claim.id).with_for_update()).scalars().all()
@@ -209,29 +216,61 @@ def _settle_return(session: Session, who: Principal, tp: Taxpayer, cause: Claim 
         c.revision += 1
         c.updated_at = now()
         reason = f"recomputed as one return with the taxpayer's other location claims after {after} (RULES.md L6)"
+        state = workflow.state_after_recompute(c.state)
+        if state != c.state:
+            reason += (f"; the approval of revision {rev.number} does not cover these figures: "
+                       "back to the examiner for review (its refund is certified only once approved again)")
+            c.state = state
         _revision(session, who, c, share, reason, rev.payroll_document_id)
         record(session, who, "claim.recompute", "claim", c.id, before, snapshot(c, share.result) | {"reason": reason})
     if cause is None or cause.id not in shares:
-        return None if ev is None else taxreturn.Share(cause.id, ev, ev.determination_json, ())
+        return None if ev is None else taxreturn.Share(cause.id, ev, ev.determination_json, (), ev.result)
     return shares[cause.id]
+
+
+class Filed(NamedTuple):
+    """A claim just filed, its taxpayer and its stored determination (as JSON values)."""
+
+    claim: Claim
+    taxpayer: Taxpayer
+    determination: dict
+
+
+def settle(session: Session, who: Principal, tp: Taxpayer, after: str) -> None:
+    """Decide ``tp``'s current location claims again as one return (L6), recording a revision for
+    each claim whose share changed (claims stored before the office decided returns, migration 0004)."""
+    _lock(session, tp)
+    _settle_return(session, who, tp, None, None, after)
 
 
 def create(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Claim:
     """File a new claim (a draft, or submitted at once)."""
+    return file(session, who, ev, submit).claim
+
+
+def file(session: Session, who: Principal, ev: Evaluation, submit: bool) -> Filed:
+    """``create``, also handing back what its answer shows, so that nothing is read back."""
     require(who, "preparer")
-    tp = _taxpayer(session, who, ev)
-    loc = _location(session, who, tp, ev)
+    tp, fresh = _taxpayer(session, who, ev)
+    loc = _location(session, who, tp, ev, fresh)
     start = ev.year_one_start
-    _refuse_second_filing(session, tp, loc, start)
-    _claim_window(session, who, tp, start)
+    if not fresh:
+        _refuse_second_filing(session, tp, loc, start)
+    _claim_window(session, who, tp, start, fresh=fresh)
     claim = Claim(taxpayer_id=tp.id, location_id=loc.id, year_one_start=start,
                   state="submitted" if submit else "draft", revision=1, created_by=who.id)
     session.add(claim)
     session.flush()
-    share = _settle_return(session, who, tp, claim, ev, f"claim {claim.id} was filed")
+    share = _settle_return(session, who, tp, claim, ev, f"claim {claim.id} was filed", fresh)
     _revision(session, who, claim, share, "filed", _payroll_document(session, who, claim, ev.payroll))
     record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, share.result))
-    return claim
+    return Filed(claim, tp, share.result)
+
+
+def approved_revision(session: Session, claim: Claim) -> int | None:
+    """The number of the revision the examiner's latest decision approved or adjusted (None: none)."""
+    return session.execute(select(Revision.number).join(Decision, Decision.revision_id == Revision.id).where(
+        Decision.claim_id == claim.id, Decision.outcome.in_(("approved", "adjusted"))).order_by(Decision.id.desc()).limit(1)).scalar_one_or_none()
 
 
 def current_revision(session: Session, claim: Claim) -> Revision:
@@ -312,6 +351,11 @@ def certify_refund(session: Session, who: Principal, claim_id: int) -> Claim:
     before = snapshot(claim)
     claim.state = workflow.next_state(claim.state, "certify_refund", who.role)
     rev = current_revision(session, claim)
+    approved = approved_revision(session, claim)
+    if approved != rev.number:
+        raise ApiError(409, f"revision {rev.number} of claim {claim.id} is not the one approved: review it first", [(
+            "revision", f"the examiner's decision covers revision {approved}; the claim is at revision {rev.number} "
+                        "(recomputed as one return with the taxpayer's other locations, L6): start the review and decide again")])
     result = exact_json.loads_stored(rev.determination)
     refunds = [p for p in result.get("periods") or [] if p.get("refund") and Decimal(p["refund"]) > 0]
     if not refunds:

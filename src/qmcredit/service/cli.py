@@ -47,6 +47,8 @@ def serve(
     workers = int(os.environ.get("QMCREDIT_WORKERS", "1"))
     if workers > 1:  # worker processes build their own app from the same settings
         os.environ.update(QMCREDIT_DATABASE_URL=settings.database_url, QMCREDIT_SESSION_SECRET=settings.session_secret)
+        # the workers share the cores: each decides its claims with a share of them (polars reads this at import)
+        os.environ.setdefault("POLARS_MAX_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
         uvicorn.run("qmcredit.service.app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info")
     else:
         uvicorn.run(app, host=host, port=port, log_level="info")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import zipfile
 from dataclasses import dataclass
 from datetime import date
@@ -58,13 +59,15 @@ class Evaluation:
         return self.claim.header
 
     @cached_property
-    def determination_json(self) -> str:
-        """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it."""
-        return self.determination.to_json(explain=True)
+    def result(self) -> dict:
+        """The determination as JSON values (with its trace), built once: what is stored is this
+        written out, so nothing is read back to learn what was just decided."""
+        return self.determination.to_dict(explain=True)
 
     @cached_property
-    def result(self) -> dict:
-        return exact_json.loads_stored(self.determination_json)
+    def determination_json(self) -> str:
+        """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it."""
+        return json.dumps(self.result, ensure_ascii=False)
 
     @property
     def year_one_start(self) -> date | None:
@@ -184,14 +187,15 @@ def _cell(v: Any) -> str | None:
     return str(v) if isinstance(v, (int, str)) else exact_json.dumps(v)
 
 
-def evaluate(document: str | bytes, payroll: Upload | None = None) -> Evaluation:
-    """Validate and decide. Raises ``ClaimError`` (every problem, each naming its field)."""
+def evaluate(document: str | bytes, payroll: Upload | None = None, parsed: Any = None) -> Evaluation:
+    """Validate and decide. Raises ``ClaimError`` (every problem, each naming its field).
+    ``parsed``: ``document`` as the one parser already read it (the request's body, read once)."""
     if isinstance(document, bytes):
         try:
             document = document.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")]) from None
-    doc = exact_json.loads(document)  # the one parser; the engine is handed the parsed document
+    doc = exact_json.loads(document) if parsed is None else parsed  # the one parser; the engine is handed the parsed document
     employees = doc.get("employees") if isinstance(doc, dict) else None
     if isinstance(employees, list):
         months = sum(len(e["hours"]) for e in employees if isinstance(e, dict) and isinstance(e.get("hours"), dict))

@@ -22,8 +22,18 @@ def loads_stored(text: str) -> Any:
     return parse_stored(text)
 
 
+_STRING = json.encoder.encode_basestring  # json.dumps(s, ensure_ascii=False) of a str, without building an encoder
+
+
 def dumps(value: Any) -> str:
     """Write JSON; a ``Decimal`` is written as the number it holds, digit for digit."""
+    kind = type(value)
+    if kind is str:
+        return _STRING(value)
+    if kind is dict:
+        return "{" + ",".join(f"{_STRING(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
+    if kind is list or kind is tuple:
+        return "[" + ",".join(map(dumps, value)) + "]"
     if value is None:
         return "null"
     if value is True:
@@ -39,9 +49,9 @@ def dumps(value: Any) -> str:
     if isinstance(value, float):
         raise TypeError("binary floats are never written: use Decimal")
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _STRING(value)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{dumps(v)}" for k, v in value.items()) + "}"
+        return "{" + ",".join(f"{_STRING(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(dumps(v) for v in value) + "]"
+        return "[" + ",".join(map(dumps, value)) + "]"
     raise TypeError(f"cannot write {type(value).__name__} as JSON")

@@ -59,7 +59,8 @@ class BodyLimit:
 class StrictJsonBodies:
     """ASGI middleware: a JSON request body is read by the one parser (``jsontext.parse_json``)
     before any route sees it, so duplicate keys, NaN, huge numbers and deep nesting are refused
-    (422 naming the line and column) on every route, not only those that parse bodies themselves."""
+    (422 naming the line and column) on every route, not only those that parse bodies themselves.
+    What it read is kept in the request's state (``parsed_body``): a route reads the body once."""
 
     def __init__(self, app):
         self.app = app
@@ -82,7 +83,7 @@ class StrictJsonBodies:
             from qmcredit import ClaimError
             from qmcredit.jsontext import parse_json
             try:
-                parse_json(body)
+                scope.setdefault("state", {})[PARSED] = (body, parse_json(body))
             except ClaimError as e:
                 payload = json.dumps({"error": "the body is not JSON the office reads",
                                       "problems": [p.to_dict() for p in e.problems]}).encode()
@@ -90,6 +91,15 @@ class StrictJsonBodies:
                             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
                 return await send({"type": "http.response.body", "body": payload})
         await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+
+
+PARSED = "qmcredit_parsed_body"
+
+
+def parsed_body(scope, body: bytes):
+    """``body`` as ``StrictJsonBodies`` parsed it, or None when it did not (not JSON, or another body)."""
+    kept = (scope.get("state") or {}).get(PARSED)
+    return kept[1] if kept is not None and kept[0] == body else None
 
 
 def _replay(messages: list, then=None):

@@ -43,10 +43,12 @@ class Share:
     evaluation: Evaluation
     determination_json: str
     rewritten: tuple[str, ...]  # what of the document changed: "periods", "options"
+    #: the determination as JSON values, when the caller has them (else read from the text)
+    data: dict | None = None
 
     @property
     def result(self) -> dict:
-        return exact_json.loads(self.determination_json)
+        return self.data if self.data is not None else exact_json.loads_stored(self.determination_json)
 
 
 def location_documents(document: str) -> list[str]:
@@ -109,20 +111,20 @@ def decide(members: list[Member], lead: int | None) -> dict[int, Share]:
     alone, exactly as a one-location claim."""
     if not members:
         return {}
+    if len(members) == 1:  # a lone claim is its own return: nothing to align, decided as it is
+        ev = members[0].evaluation
+        return {members[0].claim_id: Share(members[0].claim_id, ev, ev.determination_json, (), ev.result)}
     members = sorted(members, key=lambda m: m.claim_id)
     lead = members[0].claim_id if lead is None or lead not in {m.claim_id for m in members} else lead
     periods, options = the_return(members, lead)
     aligned = [(m, *_aligned(m, periods, options)) for m in members]
-    if len(members) == 1:
-        m, ev, changed = aligned[0]
-        return {m.claim_id: Share(m.claim_id, ev, ev.determination_json, changed)}
     det = qmcredit.decide(combine([(m.claim_id, ev) for m, ev, _ in aligned])).to_dict(explain=True)
     ids = [m.claim_id for m in members]
     shared = {"claims": ids, **{k: det.get(k) for k in ("periods", "credit", "refund", "carried_forward", "explanation")}}
     out = {}
     for (m, ev, changed), loc in zip(aligned, det["locations"]):
         own = {"format": det["format"], **{k: v for k, v in loc.items() if k != "id"}, "return": shared}
-        out[m.claim_id] = Share(m.claim_id, ev, exact_json.dumps(own), changed)
+        out[m.claim_id] = Share(m.claim_id, ev, exact_json.dumps(own), changed, own)
     return out
 
 

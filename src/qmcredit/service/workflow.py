@@ -22,6 +22,8 @@ ACTIONS: dict[str, tuple[frozenset[str], str, str]] = {
 }
 
 DECIDED = frozenset({"approved", "adjusted", "denied", "refund_certified"})
+#: the states in which an examiner's approval of a revision stands
+APPROVED = frozenset({"approved", "adjusted", "refund_certified"})
 
 
 def next_state(state: str, action: str, role: str) -> str:
@@ -51,3 +53,10 @@ def state_after_amendment(state: str, role: str) -> str:
         raise ApiError(409, "an examiner amends a claim only while reviewing it (start the review first)",
                        [("state", f"is {state}")])
     raise ApiError(403, "auditors read and change nothing", [("role", f"{role} may not amend")])
+
+
+def state_after_recompute(state: str) -> str:
+    """The state of a claim whose share of its taxpayer's return was recomputed (L6) because
+    another location claim changed: an approval named the revision it approved, so an approved
+    claim with new figures goes back to the examiner (``submitted``); any other state stays."""
+    return "submitted" if state in APPROVED else state

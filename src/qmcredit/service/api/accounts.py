@@ -7,14 +7,14 @@ from datetime import timedelta
 from fastapi import APIRouter, Depends, Request
 from sqlalchemy import select
 
-from .. import auth
+from .. import auth, exact_json, idempotency
 from ..access import require
 from ..audit import record
 from ..auth import Principal, issue_token
 from ..db import Database
 from ..errors import not_found
 from ..models import ApiToken, User, now
-from .deps import database, principal
+from .deps import IDEMPOTENCY_KEY, database, principal
 from .responses import COMMON, ExactJSONResponse, RecordId, errors
 from .schemas import MeOut, SessionIn, TokenIn, TokenOut
 
@@ -42,17 +42,25 @@ def me(request: Request, who: Principal = Depends(principal)):
 
 
 @router.post("/tokens", status_code=201, response_model=TokenOut, responses=errors(400, 401, 403, 422))
-def new_token(body: TokenIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+def new_token(request: Request, body: TokenIn, idempotency_key: str | None = IDEMPOTENCY_KEY,
+              who: Principal = Depends(principal), db: Database = Depends(database)):
     """An API token for the signed-in user's programs (preparers and examiners; auditors read with
-    their session); shown once, stored as its SHA-256, valid for ``days``."""
+    their session); shown once, stored as its SHA-256, valid for ``days``. A retry with the same
+    ``Idempotency-Key`` issues no second token: it answers the first one's record, its secret
+    ``null`` (shown once: revoke that token if its secret was lost)."""
     require(who, "preparer", "examiner")
+    key = idempotency.key_of(idempotency_key)
+    request_sha256 = idempotency.fingerprint(exact_json.dumps(body.model_dump(mode="json")).encode(), None,
+                                             route=f"POST {request.url.path}") if key else ""
 
-    def work(session):
+    def work(session) -> idempotency.Answer:
         user = session.get(User, who.id)
         token = issue_token(session, user, body.name, timedelta(days=body.days))
         row = session.execute(select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.id.desc())).scalars().first()
-        return {"id": row.id, "name": body.name, "token": token, "expires_at": row.expires_at.isoformat()}
-    return ExactJSONResponse(db.write(work), status_code=201)
+        out = {"id": row.id, "name": body.name, "token": token, "expires_at": row.expires_at.isoformat()}
+        return idempotency.Answer(201, out, kept=out | {"token": None})
+
+    return idempotency.once(db, who, key, request_sha256, work)
 
 
 @router.delete("/tokens/{token_id}", status_code=204, responses=errors(400, 401, 404, 422))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
 from sqlalchemy import select
 from starlette.datastructures import UploadFile
 
@@ -18,8 +19,9 @@ from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
+from ..limits import parsed_body
 from ..models import Citation, Claim, Document, Revision, Taxpayer, User
-from .deps import database, principal
+from .deps import IDEMPOTENCY_KEY, database, principal
 from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
 from .schemas import PLAIN, ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
 
@@ -57,30 +59,42 @@ async def read_submission(request: Request) -> tuple[bytes, Upload | None]:
 def claim_out(session, claim: Claim, explain: bool = False) -> dict:
     tp = session.get(Taxpayer, claim.taxpayer_id)
     rev = claims.current_revision(session, claim)
-    det = exact_json.loads_stored(rev.determination)
-    if not explain:
-        det.pop("explanation", None)
     cited: dict[str, list[int]] = {}
     for figure, document_id in session.execute(
             select(Citation.figure, Citation.document_id).join(Document, Document.id == Citation.document_id)
             .where(Document.claim_id == claim.id).order_by(Citation.id)):
         cited.setdefault(figure, []).append(document_id)
+    return claim_view(claim, tp, exact_json.loads_stored(rev.determination), cited, explain, claims.approved_revision(session, claim))
+
+
+def claim_view(claim: Claim, tp: Taxpayer, det: dict, cited: dict[str, list[int]], explain: bool = False,
+               approved_revision: int | None = None) -> dict:
+    """The claim as the API shows it, with its current determination ``det`` (the trace only with
+    ``explain``) and the revision the examiner last approved."""
+    if not explain:
+        det = {k: v for k, v in det.items() if k != "explanation"}
     return {"id": claim.id, "taxpayer_id": tp.id, "taxpayer_ein": tp.ein, "location_id": claim.location_id,
-            "state": claim.state, "revision": claim.revision, "duplicate_of": claim.duplicate_of,
+            "state": claim.state, "revision": claim.revision, "approved_revision": approved_revision, "duplicate_of": claim.duplicate_of,
             "year_one_start": claim.year_one_start.isoformat() if claim.year_one_start else None,
             "created_at": claim.created_at.isoformat(), "updated_at": claim.updated_at.isoformat(),
             "evidence": cited, "determination": det}
 
 
-def _respond(db: Database, claim_id: int, status: int = 200, explain: bool = False) -> ExactJSONResponse:
-    with db.read() as session:
-        return ExactJSONResponse(claim_out(session, session.get(Claim, claim_id), explain), status_code=status)
+def filed_view(filed: claims.Filed, explain: bool) -> dict:
+    """A claim just filed, from what was stored (a new claim's documents cite no figure yet)."""
+    return claim_view(filed.claim, filed.taxpayer, filed.determination, {}, explain)
 
 
 EXPLAIN = Query(False, description="include the explanation trace (B1), down to each employee-month")
-IDEMPOTENCY_KEY = Header(None, alias=idempotency.HEADER, description=(
-    "a key of yours for this filing (1-255 visible ASCII characters, a UUID say): a retry with the same key and "
-    "request gets the first answer again (`Idempotent-Replayed: true`) and stores nothing; with another request, 422"))
+
+
+def _route(request: Request) -> str:
+    """The route a key's request was sent to, part of its fingerprint."""
+    return f"{request.method} {request.url.path}"
+
+
+def _claim_answer(session, claim_id: int, status: int = 200) -> idempotency.Answer:
+    return idempotency.Answer(status, claim_out(session, session.get(Claim, claim_id)), claim_id)
 
 
 @router.post("", status_code=201, response_model=ClaimOut, responses=WRITE,
@@ -94,30 +108,19 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
     require(who, "preparer")
     key = idempotency.key_of(idempotency_key)
     document, upload = await read_submission(request)
-    if key is None:
-        ev = await run_in_threadpool(evaluate, document, upload)
-        claim = await run_in_threadpool(db.write, lambda s: claims.create(s, who, ev, submit))
-        return await run_in_threadpool(_respond, db, claim.id, 201, explain)
-    request_sha256 = idempotency.fingerprint(document, upload, submit=submit, explain=explain)
-
-    def stored():
-        with db.read() as session:
-            return idempotency.find(session, who, key, request_sha256)
-
-    kept = await run_in_threadpool(stored)
-    if kept is not None:
-        return idempotency.replay(kept, replayed=True)
-    ev = await run_in_threadpool(evaluate, document, upload)
-
-    def file(session) -> tuple:
-        kept = idempotency.take(session, who, key, request_sha256)
+    parsed = parsed_body(request.scope, document) if upload is None else None
+    request_sha256 = idempotency.fingerprint(document, upload, submit=submit, explain=explain) if key else ""
+    if key is not None:
+        kept = await run_in_threadpool(idempotency.stored, db, who, key, request_sha256)
         if kept is not None:
-            return kept, True
-        claim = claims.create(session, who, ev, submit)
-        return idempotency.keep(session, who, key, claim.id, 201, claim_out(session, claim, explain)), False
+            return idempotency.replay(kept, replayed=True)
+    ev = await run_in_threadpool(evaluate, document, upload, parsed)
 
-    kept, replayed = await run_in_threadpool(db.write, file)
-    return idempotency.replay(kept, replayed)
+    def file(session) -> idempotency.Answer:
+        filed = claims.file(session, who, ev, submit)
+        return idempotency.Answer(201, filed_view(filed, explain), filed.claim.id)
+
+    return await run_in_threadpool(idempotency.once, db, who, key, request_sha256, file)
 
 
 @router.get("", response_model=list[ClaimSummary], responses=COMMON)
@@ -238,23 +241,36 @@ def get_revision(claim_id: RecordId, number: RecordId, who: Principal = Depends(
 async def amend_claim(request: Request, claim_id: RecordId,
                       reason: str = Query("amended", max_length=2000, pattern=PLAIN, description="why the claim is amended"),
                       revision: int | None = Query(None, ge=1, le=MAX_ID, description="the revision amended; refused (409) if the claim moved on"),
-                      who: Principal = Depends(principal), db: Database = Depends(database)):
+                      idempotency_key: str | None = IDEMPOTENCY_KEY, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Amend the whole claim: a new revision, recomputed; earlier revisions stay in the history."""
     require(who, "preparer", "examiner")
+    key = idempotency.key_of(idempotency_key)
     document, upload = await read_submission(request)
+    request_sha256 = idempotency.fingerprint(document, upload, route=_route(request), reason=reason, revision=revision) if key else ""
+    if key is not None and (kept := await run_in_threadpool(idempotency.stored, db, who, key, request_sha256)) is not None:
+        return idempotency.replay(kept, replayed=True)
     reuse = None
     if upload is None and names_a_table(document):  # the amended header keeps the claim's payroll table
         rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
         reuse = rev.payroll_document_id
         revision = revision or rev.number
-    ev = await run_in_threadpool(evaluate, document, upload)
-    await run_in_threadpool(db.write, lambda s: claims.amend(s, who, claim_id, ev, reason, base_revision=revision, reuse_payroll_id=reuse))
-    return await run_in_threadpool(_respond, db, claim_id)
+    parsed = parsed_body(request.scope, document) if reuse is None and upload is None else None
+    ev = await run_in_threadpool(evaluate, document, upload, parsed)
+
+    def work(session) -> idempotency.Answer:
+        claims.amend(session, who, claim_id, ev, reason, base_revision=revision, reuse_payroll_id=reuse)
+        return _claim_answer(session, claim_id)
+
+    return await run_in_threadpool(idempotency.once, db, who, key, request_sha256, work)
 
 
-async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Database, change, reason: str):
+async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Database, change, reason: str, idempotency_key: str | None):
     require(who, "preparer", "examiner")
+    key = idempotency.key_of(idempotency_key)
     body = await request.body()
+    request_sha256 = idempotency.fingerprint(body, None, route=_route(request)) if key else ""
+    if key is not None and (kept := await run_in_threadpool(idempotency.stored, db, who, key, request_sha256)) is not None:
+        return idempotency.replay(kept, replayed=True)
     try:
         period = exact_json.loads(body)
     except ClaimError as e:
@@ -265,21 +281,25 @@ async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Da
     doc = exact_json.loads_stored(rev.document)
     doc["periods"] = change(list(doc.get("periods") or []), period)
     ev = await run_in_threadpool(evaluate, exact_json.dumps(doc), upload)
-    await run_in_threadpool(db.write, lambda s: claims.amend(
-        s, who, claim_id, ev, reason, base_revision=rev.number, reuse_payroll_id=rev.payroll_document_id))
-    return await run_in_threadpool(_respond, db, claim_id)
+
+    def work(session) -> idempotency.Answer:
+        claims.amend(session, who, claim_id, ev, reason, base_revision=rev.number, reuse_payroll_id=rev.payroll_document_id)
+        return _claim_answer(session, claim_id)
+
+    return await run_in_threadpool(idempotency.once, db, who, key, request_sha256, work)
 
 
 @router.post("/{claim_id}/periods", response_model=ClaimOut, responses=WRITE, openapi_extra=period_request_body())
-async def add_period(request: Request, claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+async def add_period(request: Request, claim_id: RecordId, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                     who: Principal = Depends(principal), db: Database = Depends(database)):
     """File the next return: add the period that follows the last one (the carryforward goes on)."""
     def append(periods: list, period: dict) -> list:
         return periods + [period]
-    return await _amend_periods(request, claim_id, who, db, append, "next period's return filed")
+    return await _amend_periods(request, claim_id, who, db, append, "next period's return filed", idempotency_key)
 
 
 @router.put("/{claim_id}/periods/{period_start}", response_model=ClaimOut, responses=WRITE, openapi_extra=period_request_body())
-async def amend_period(request: Request, claim_id: RecordId, period_start: date,
+async def amend_period(request: Request, claim_id: RecordId, period_start: date, idempotency_key: str | None = IDEMPOTENCY_KEY,
                        who: Principal = Depends(principal), db: Database = Depends(database)):
     """Amend a past period: the periods after it are recomputed; the earlier figures stay in the history."""
     def replace(periods: list, period: dict) -> list:
@@ -288,36 +308,46 @@ async def amend_period(request: Request, claim_id: RecordId, period_start: date,
             raise ApiError(404, f"the claim has no period starting {period_start}",
                            [("period_start", f"periods start on {', '.join(starts) or 'no day'}")])
         return [period if isinstance(p, dict) and str(p.get("start")) == period_start.isoformat() else p for p in periods]
-    return await _amend_periods(request, claim_id, who, db, replace, f"period {period_start} amended")
+    return await _amend_periods(request, claim_id, who, db, replace, f"period {period_start} amended", idempotency_key)
 
 
-def _step(db: Database, who: Principal, claim_id: int, action: str) -> ExactJSONResponse:
-    db.write(lambda s: claims.move(s, who, claim_id, action))
-    return _respond(db, claim_id)
+def _step(request: Request, db: Database, who: Principal, claim_id: int, key: str | None, change, body: bytes = b"") -> Response:
+    """A workflow step (``change(session)``), answered with the claim; with a key, at most once."""
+    key = idempotency.key_of(key)
+    request_sha256 = idempotency.fingerprint(body, None, route=_route(request)) if key else ""
+
+    def work(session) -> idempotency.Answer:
+        change(session)
+        return _claim_answer(session, claim_id)
+
+    return idempotency.once(db, who, key, request_sha256, work)
 
 
 @router.post("/{claim_id}/submit", response_model=ClaimOut, responses=WRITE)
-def submit_claim(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+def submit_claim(request: Request, claim_id: RecordId, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                 who: Principal = Depends(principal), db: Database = Depends(database)):
     """draft → submitted (the preparer)."""
-    return _step(db, who, claim_id, "submit")
+    return _step(request, db, who, claim_id, idempotency_key, lambda s: claims.move(s, who, claim_id, "submit"))
 
 
 @router.post("/{claim_id}/review", response_model=ClaimOut, responses=WRITE)
-def start_review(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+def start_review(request: Request, claim_id: RecordId, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                 who: Principal = Depends(principal), db: Database = Depends(database)):
     """submitted → under_review (an examiner)."""
-    return _step(db, who, claim_id, "start_review")
+    return _step(request, db, who, claim_id, idempotency_key, lambda s: claims.move(s, who, claim_id, "start_review"))
 
 
 @router.post("/{claim_id}/decision", response_model=ClaimOut, responses=WRITE)
-def decide_claim(claim_id: RecordId, body: DecisionIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+def decide_claim(request: Request, claim_id: RecordId, body: DecisionIn, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                 who: Principal = Depends(principal), db: Database = Depends(database)):
     """under_review → approved, adjusted (after the examiner's amendment) or denied, with reasons citing rule ids."""
     reasons = [r.model_dump() for r in body.reasons]
-    db.write(lambda s: claims.decide(s, who, claim_id, body.outcome, reasons))
-    return _respond(db, claim_id)
+    return _step(request, db, who, claim_id, idempotency_key, lambda s: claims.decide(s, who, claim_id, body.outcome, reasons),
+                 exact_json.dumps({"outcome": body.outcome, "reasons": reasons}).encode())
 
 
 @router.post("/{claim_id}/refund-certification", response_model=ClaimOut, responses=WRITE)
-def certify_refund(claim_id: RecordId, who: Principal = Depends(principal), db: Database = Depends(database)):
+def certify_refund(request: Request, claim_id: RecordId, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                   who: Principal = Depends(principal), db: Database = Depends(database)):
     """approved or adjusted → refund_certified: the refundable part (R1) certified as an overpayment."""
-    db.write(lambda s: claims.certify_refund(s, who, claim_id))
-    return _respond(db, claim_id)
+    return _step(request, db, who, claim_id, idempotency_key, lambda s: claims.certify_refund(s, who, claim_id))

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import secrets
 
-from fastapi import Depends, Request
+from fastapi import Depends, Header, Request
 
 from ..auth import Principal, principal_from_request
 from ..db import Database
 from ..errors import ApiError
+from ..idempotency import HEADER
+
+IDEMPOTENCY_KEY = Header(None, alias=HEADER, description=(
+    "a key of yours for this request (1-255 visible ASCII characters, a UUID say): a retry with the same key and "
+    "request gets the first answer again (`Idempotent-Replayed: true`) and stores nothing; with another request, 422"))
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 

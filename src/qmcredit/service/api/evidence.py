@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from sqlalchemy import select
 
-from .. import evidence
+from .. import evidence, exact_json, idempotency
 from ..access import claim_for
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError, not_found
 from ..evaluate import Upload, check_upload_names
 from ..models import Citation, Document, EvidenceRequest, User
-from .deps import database, principal
+from .deps import IDEMPOTENCY_KEY, database, principal
 from .responses import COMMON, WRITE, ExactJSONResponse, RecordId
 from .schemas import PLAIN, DocumentOut, EvidenceRequestIn, EvidenceRequestOut
 
@@ -40,21 +40,24 @@ def _visible_document(session, who: Principal, document_id: RecordId) -> Documen
 
 
 @router.post("/claims/{claim_id}/documents", status_code=201, response_model=DocumentOut, responses=WRITE)
-async def attach_document(claim_id: RecordId, file: UploadFile = File(..., description="the document"),
+async def attach_document(request: Request, claim_id: RecordId, file: UploadFile = File(..., description="the document"),
                           kind: str = Form(..., max_length=40, pattern=PLAIN, description="payroll_register, lease, certificate, ..."),
                           description: str = Form("", max_length=4000, pattern=PLAIN),
                           cites: list[str] = Form([], description="figures this document supports, e.g. credit.year_one"),
-                          who: Principal = Depends(principal), db: Database = Depends(database)):
+                          idempotency_key: str | None = IDEMPOTENCY_KEY, who: Principal = Depends(principal), db: Database = Depends(database)):
     """Attach evidence to a claim; stored whole with its SHA-256, citing the figures it supports."""
     upload = Upload(file.filename or "document", file.content_type or "application/octet-stream", await file.read())
     check_upload_names(upload, "file")
     figures = [c.strip() for item in cites for c in item.split(",") if c.strip()]
+    key = idempotency.key_of(idempotency_key)
+    request_sha256 = idempotency.fingerprint(b"", upload, route=f"POST {request.url.path}", kind=kind, description=description,
+                                             cites=",".join(figures)) if key else ""
 
-    def work(session):
+    def work(session) -> idempotency.Answer:
         doc = evidence.attach(session, who, claim_id, upload, kind, description, figures)
-        return _document_out(session, doc)
+        return idempotency.Answer(201, _document_out(session, doc), claim_id)
 
-    return ExactJSONResponse(await run_in_threadpool(db.write, work), status_code=201)
+    return await run_in_threadpool(idempotency.once, db, who, key, request_sha256, work)
 
 
 @router.get("/claims/{claim_id}/documents", response_model=list[DocumentOut], responses=COMMON)
@@ -93,11 +96,18 @@ def _request_out(session, req: EvidenceRequest) -> dict:
 
 
 @router.post("/claims/{claim_id}/evidence-requests", status_code=201, response_model=EvidenceRequestOut, responses=WRITE)
-def request_evidence(claim_id: RecordId, body: EvidenceRequestIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+def request_evidence(request: Request, claim_id: RecordId, body: EvidenceRequestIn, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                     who: Principal = Depends(principal), db: Database = Depends(database)):
     """The examiner asks for evidence of a figure (B1); a document citing it answers the request."""
-    def work(session):
-        return _request_out(session, evidence.request_evidence(session, who, claim_id, body.figure, body.rule, body.message))
-    return ExactJSONResponse(db.write(work), status_code=201)
+    key = idempotency.key_of(idempotency_key)
+    request_sha256 = idempotency.fingerprint(exact_json.dumps(body.model_dump(mode="json")).encode(), None,
+                                             route=f"POST {request.url.path}") if key else ""
+
+    def work(session) -> idempotency.Answer:
+        req = evidence.request_evidence(session, who, claim_id, body.figure, body.rule, body.message)
+        return idempotency.Answer(201, _request_out(session, req), claim_id)
+
+    return idempotency.once(db, who, key, request_sha256, work)
 
 
 @router.get("/claims/{claim_id}/evidence-requests", response_model=list[EvidenceRequestOut], responses=COMMON)

@@ -30,6 +30,8 @@ class ClaimOut(BaseModel):
     location_id: int
     state: Literal[STATES]  # type: ignore[valid-type]
     revision: int
+    approved_revision: int | None = Field(None, description="the revision the examiner's latest approval (or adjustment) "
+                                          "decided; a newer one, recomputed as one return with another location (L6), is reviewed again")
     duplicate_of: int | None = Field(None, description="a claim filed again for the location and credit period of this "
                                      "older claim before the office refused that (migration 0003): it counts for nothing")
     year_one_start: date | None = Field(description="E4: first day of the taxpayer's credit period this claim holds")
@@ -155,7 +157,7 @@ class TokenOut(BaseModel):
     id: int
     name: str
     expires_at: str
-    token: str = Field(description="shown once; only its SHA-256 is stored")
+    token: str | None = Field(description="shown once; only its SHA-256 is stored (null in an answer replayed for an Idempotency-Key)")
 
 
 class AuditOut(BaseModel):

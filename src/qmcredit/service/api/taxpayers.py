@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy import select
 
-from .. import ledger
+from .. import exact_json, idempotency, ledger
 from ..access import may_see, require, taxpayer_for, visible
 from ..audit import record
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError, not_found
 from ..models import CreditWindow, Location, Taxpayer, User
-from .deps import database, principal
+from .deps import IDEMPOTENCY_KEY, database, principal
 from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
 from .schemas import LedgerOut, LocationOut, TaxpayerIn, TaxpayerOut
 
@@ -39,9 +39,13 @@ def list_taxpayers(limit: int = Query(100, ge=1, le=1000), offset: int = Query(0
 
 
 @router.post("/taxpayers", status_code=201, response_model=TaxpayerOut, responses=WRITE)
-def register_taxpayer(body: TaxpayerIn, who: Principal = Depends(principal), db: Database = Depends(database)):
+def register_taxpayer(request: Request, body: TaxpayerIn, idempotency_key: str | None = IDEMPOTENCY_KEY,
+                      who: Principal = Depends(principal), db: Database = Depends(database)):
     """A preparer registers a client before filing (filing a claim for a new taxpayer does it too)."""
     require(who, "preparer")
+    key = idempotency.key_of(idempotency_key)
+    request_sha256 = idempotency.fingerprint(exact_json.dumps(body.model_dump(mode="json")).encode(), None,
+                                             route=f"POST {request.url.path}") if key else ""
 
     def work(session):
         if session.execute(select(Taxpayer).where(Taxpayer.ein == body.ein)).scalar_one_or_none() is not None:
@@ -50,9 +54,9 @@ def register_taxpayer(body: TaxpayerIn, who: Principal = Depends(principal), db:
         session.add(tp)
         session.flush()
         record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
-        return _taxpayer_out(session, tp)
+        return idempotency.Answer(201, _taxpayer_out(session, tp))
 
-    return ExactJSONResponse(db.write(work), status_code=201)
+    return idempotency.once(db, who, key, request_sha256, work)
 
 
 @router.get("/taxpayers/{taxpayer_id}", response_model=TaxpayerOut, responses=COMMON)
