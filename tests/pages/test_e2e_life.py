@@ -73,7 +73,7 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     filed = _api(page, base, f"/claims/{claim_id}")
     figures = _headline(page)
     assert figures["Credit, year one"] == filed["determination"]["credit"]["year_one"]
-    assert figures["Carried forward"] == filed["determination"]["carried_forward"] != "0.00"
+    assert figures["Carried forward, total"] == filed["determination"]["carried_forward"] != "0.00"
     _shot(page, "life-01-claim", whole=False)
     _sign_out(page)
 
@@ -139,7 +139,7 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     page.wait_for_url(f"**/claims/{claim_id}")
     second = _api(page, base, f"/claims/{claim_id}")
     assert second["revision"] == 2 and second["state"] == "submitted"
-    assert second["determination"]["refund"] == refund_previewed == _headline(page)["Refund"]
+    assert second["determination"]["refund"] == refund_previewed == _headline(page)["Refund, total"]
 
     # a past period amended: 2004's tax was higher, so more of year one was applied and less is refunded
     page.get_by_role("link", name="Amend the period starting 2004-01-01").click()
@@ -153,7 +153,7 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     page.get_by_role("button", name="Store the amendment").click()
     page.wait_for_url(f"**/claims/{claim_id}")
     third = _api(page, base, f"/claims/{claim_id}")
-    assert third["revision"] == 3 and third["determination"]["refund"] == refund_previewed == _headline(page)["Refund"]
+    assert third["revision"] == 3 and third["determination"]["refund"] == refund_previewed == _headline(page)["Refund, total"]
     reasons = [r["reason"] for r in _api(page, base, f"/claims/{claim_id}/revisions")]
     page.get_by_role("link", name="Amend the claim").click()
     assert '"taxpayer"' in page.get_by_label("The claim document").input_value()
