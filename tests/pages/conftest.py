@@ -70,3 +70,15 @@ def header_fields(doc: dict) -> dict[str, str]:
             if p.get(f) is not None:
                 fields[f"periods-{i}-{f}"] = str(p[f])
     return fields
+
+
+def fill_header(page, doc: dict) -> None:
+    """Fill the new-claim form's header fields in the browser (Playwright ``page``) from ``doc``;
+    Form 313 Part I question 1 (E3) is a yes/no radio, answered, never assumed (issue 15)."""
+    for name, value in header_fields(doc).items():
+        if name == "uez_benefit":
+            page.locator("#uez_benefit-no" if value == "no" else "#uez_benefit").check()
+        elif name == "tax":
+            page.locator("#tax").select_option(value)
+        else:
+            page.locator(f"#{name}").fill(value)

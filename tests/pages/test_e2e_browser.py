@@ -19,7 +19,7 @@ import pytest
 from qmcredit.service.db import Database, migrate
 from qmcredit.service.seed import DEMO_PASSWORD, seed
 
-from .conftest import example_payroll, header_fields
+from .conftest import example_payroll, fill_header
 
 pytestmark = pytest.mark.browser
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -102,11 +102,7 @@ def test_preparer_files_from_payroll_examiner_approves_form313_downloads(server,
     _sign_in(page, base, "preparer")
     _shot(page, "01-claims")
     page.get_by_role("link", name="File a new claim from a payroll file").click()
-    for name, value in header_fields(doc).items():
-        if name == "uez_benefit":  # Form 313 Part I question 1: a yes/no question, asked (issue 15)
-            page.locator("#uez_benefit-no" if value == "no" else "#uez_benefit").check()
-        else:
-            page.locator(f"#{name}").fill(value) if name != "tax" else page.locator("#tax").select_option(value)
+    fill_header(page, doc)
     page.get_by_label("Payroll table").set_input_files(str(folder / "payroll.csv"))
     _shot(page, "02-new-claim")
     page.get_by_role("button", name="Read the file and preview").click()

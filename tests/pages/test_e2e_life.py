@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import example_payroll, header_fields
+from .conftest import example_payroll, fill_header
 from .test_e2e_browser import _sign_in, browser, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
@@ -60,11 +60,7 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     # filed from a payroll export (the upload page)
     _sign_in(page, base, "preparer")
     page.get_by_role("link", name="File a new claim from a payroll file").click()
-    for name, value in header_fields(doc).items():
-        if name == "uez_benefit":  # Form 313 Part I question 1: a yes/no question, asked (issue 15)
-            page.locator("#uez_benefit-no" if value == "no" else "#uez_benefit").check()
-        else:
-            page.locator(f"#{name}").fill(value) if name != "tax" else page.locator("#tax").select_option(value)
+    fill_header(page, doc)
     page.get_by_label("Payroll table").set_input_files(str(folder / "payroll.csv"))
     page.get_by_role("button", name="Read the file and preview").click()
     page.get_by_role("button", name="Submit the claim").click()
