@@ -21,7 +21,6 @@ Every rule is a step of ``law`` carrying its reading; this module only orchestra
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
@@ -106,9 +105,9 @@ def with_claim_columns(payrolls: Sequence[pl.DataFrame], cols: Sequence[dict]) -
     return pl.concat(payrolls, how="vertical").hstack([codes, *constants[codes].get_columns()])
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """What the rules need of one claim's header, read once, and what L1-L3 make of it."""
+class Prepared(NamedTuple):
+    """What the rules need of one claim's header, read once, and what L1-L3 make of it (a named
+    tuple: a batch makes one per claim, a frozen dataclass's fields cost a call each)."""
 
     header: ClaimHeader
     claim_id: str

@@ -112,11 +112,14 @@ YEAR_ONE = ("allowed_year_one", "applied_year_one", "forfeited_year_one", "carri
 
 
 def _year_one(line) -> tuple[int, int, int, int]:
-    """A ledger line's year-one origin: allowed, applied, forfeited, closing (L4, L5; R1 refunds year one only)."""
-    for o in line.origins:
-        if o.origin == "year_one":
-            return o.allowed, o.applied, o.forfeited, o.closing
-    return 0, 0, 0, 0
+    """A ledger line's year-one origin: allowed, applied, forfeited, closing (L4, L5; R1 refunds
+    year one only). A line's origins are in ``ledger.ORIGINS`` order: year one's, when open, first."""
+    if line.origins and (o := line.origins[0]).origin == "year_one":
+        return o.allowed, o.applied, o.forfeited, o.closing
+    return _NO_YEAR_ONE
+
+
+_NO_YEAR_ONE = (0, 0, 0, 0)
 
 
 def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.DataFrame]:

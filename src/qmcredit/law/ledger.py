@@ -195,6 +195,9 @@ def run(
     pending_from = min((p for a in accounts for p, c in zip(a.allowed_in, a.credits) if c is None and p is not None), default=None)
     if any(year_one_period_missing(a.allowed_in, a.credits) for a in accounts):  # V2: undecided from the first period given
         pending_from = 0
+    if len(accounts) == 1:
+        lines = _run_alone(rooms, accounts[0], carryforward_periods, take_refund, pending_from)
+        return lines, (lines,), pending_from
     n = len(accounts)
     balance = [[0, 0] for _ in range(n)]
     open_ = [[False, False] for _ in range(n)]
@@ -211,14 +214,32 @@ def run(
             lines = [_new(Line, (allows[k], True, 0, 0, 0, 0, 0, ())) for k in range(n)]
         elif not any(allows) and not any(map(any, open_)):  # nothing allowed or open: nothing moves
             lines = [_QUIET] * n
-        elif n == 1:
-            lines = [_period_alone(i, rm, accounts[0], balance[0], open_[0], allows[0], carryforward_periods, take_refund)]
         else:
             lines = _period(i, rm, accounts, balance, open_, allows, carryforward_periods, take_refund, as_listed)
         for k in range(n):
             per_loc[k].append(lines[k])
-        total.append(lines[0] if n == 1 else _sum_lines(lines))
+        total.append(_sum_lines(lines))
     return tuple(total), tuple(tuple(x) for x in per_loc), pending_from
+
+
+def _run_alone(rooms: list[int], a: Account, cf: int | None, take_refund: bool, pending_from: int | None) -> tuple[Line, ...]:
+    """``run`` of a return of one location, its lines being the return's: the same steps without
+    sharing a room (the batch's usual case, kept fast)."""
+    allows_at: dict[int, tuple[str, ...]] = {}  # period -> the credit years allowed in it (L1)
+    for o in (0, 1):
+        if a.allowed_in[o] is not None:
+            allows_at[a.allowed_in[o]] = allows_at.get(a.allowed_in[o], ()) + (ORIGINS[o],)
+    bal, op = [0, 0], [False, False]
+    lines = []
+    for i, rm in enumerate(rooms):
+        allows = allows_at.get(i, ())
+        if pending_from is not None and i >= pending_from:
+            lines.append(_new(Line, (allows, True, 0, 0, 0, 0, 0, ())))
+        elif not allows and not (op[0] or op[1]):  # nothing allowed or open: nothing moves
+            lines.append(_QUIET)
+        else:
+            lines.append(_period_alone(i, rm, a, bal, op, allows, cf, take_refund))
+    return tuple(lines)
 
 
 def _period_alone(i, room, a, bal, op, allows, cf, take_refund) -> Line:
@@ -256,7 +277,7 @@ _new = tuple.__new__  # a NamedTuple made without the Python frame of its __new_
 
 
 def _period(i, room, accounts, balance, open_, allows, cf, take_refund, as_listed) -> list[Line]:
-    """One period of ``run``: every location's line, updating its ``balance`` and ``open_``."""
+    """One period of ``run`` for several locations: every location's line, updating its ``balance`` and ``open_``."""
     n = len(accounts)
     opening = [(b[0] if op[0] else 0, b[1] if op[1] else 0) for b, op in zip(balance, open_)]
     allowed = [[0, 0] for _ in range(n)]
@@ -268,10 +289,7 @@ def _period(i, room, accounts, balance, open_, allows, cf, take_refund, as_liste
     applied = [[0, 0] for _ in range(n)]
     left = room
     for o in (0, 1):  # L4, L6: the older year of origin first, under one room
-        if n == 1:
-            who = (0,) if open_[0][o] else ()
-        else:
-            who = [k for k in range(n) if open_[k][o]]
+        who = [k for k in range(n) if open_[k][o]]
         if not who:
             continue
         for k, took in zip(who, apply(left, [balance[k][o] for k in who], as_listed)):

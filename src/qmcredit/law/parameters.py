@@ -39,7 +39,10 @@ class Parameter:
         return chosen
 
     def trace(self, when: date) -> dict:
-        v = self.at(when)
+        return self.trace_value(self.at(when))
+
+    def trace_value(self, v: DatedValue) -> dict:
+        """The trace of one of its values (the value in force names its own date)."""
         return {"value": str(v.value), "unit": self.unit, "cite": self.cite, "in_force_from": v.start.isoformat(), "source": v.source}
 
 

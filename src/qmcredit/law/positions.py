@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from fractions import Fraction
+from functools import lru_cache
 
 import polars as pl
 
@@ -57,18 +58,8 @@ class Thresholds:
     def at(cls, when: date, params=None) -> "Thresholds":
         """``params``: the ``ParameterSet`` to read (default: the parameter files)."""
         get = parameter if params is None else params.parameter
-        ft, wk, weeks, months = (get(n) for n in ("full_time_hours_per_month", "part_time_hours_per_week", "weeks_per_year", "part_time_months"))
-        pt = Fraction(wk.at(when).value) * Fraction(weeks.at(when).value) / 12
-        return cls(
-            Fraction(ft.at(when).value), pt, int(months.at(when).value),
-            {
-                "full_time_hours_per_month": ft.trace(when),
-                "part_time_hours_per_week": wk.trace(when),
-                "weeks_per_year": weeks.trace(when),
-                "part_time_months": months.trace(when),
-                "part_time_hours_per_month": {"value": f"{pt.numerator}/{pt.denominator}" if pt.denominator != 1 else str(pt), "rule": "P3", "reading": "20 x 52 / 12"},
-            },
-        )
+        pars = tuple(get(n) for n in _HOUR_TESTS)
+        return _thresholds(pars, tuple(p.at(when) for p in pars))  # a batch's claims start in a few hundred months, under one set of values
 
     def columns(self) -> dict[str, int]:
         """Per-claim constant columns: hours x den >= num compares exactly on scaled integers."""
@@ -79,6 +70,28 @@ class Thresholds:
             "pt_num": pt.numerator, "pt_den": pt.denominator,
             "pt_months": self.part_time_months,
         }
+
+
+_HOUR_TESTS = ("full_time_hours_per_month", "part_time_hours_per_week", "weeks_per_year", "part_time_months")
+
+
+@lru_cache(maxsize=256)
+def _thresholds(pars: tuple, in_force: tuple) -> Thresholds:
+    """``Thresholds.at`` of the values ``in_force`` of the parameters ``pars`` (``_HOUR_TESTS``):
+    a trace names the value in force, not the day it was read for."""
+    ft, wk, weeks, months = pars
+    v_ft, v_wk, v_weeks, v_months = in_force
+    pt = Fraction(v_wk.value) * Fraction(v_weeks.value) / 12
+    return Thresholds(
+        Fraction(v_ft.value), pt, int(v_months.value),
+        {
+            "full_time_hours_per_month": ft.trace_value(v_ft),
+            "part_time_hours_per_week": wk.trace_value(v_wk),
+            "weeks_per_year": weeks.trace_value(v_weeks),
+            "part_time_months": months.trace_value(v_months),
+            "part_time_hours_per_month": {"value": f"{pt.numerator}/{pt.denominator}" if pt.denominator != 1 else str(pt), "rule": "P3", "reading": "20 x 52 / 12"},
+        },
+    )
 
 
 CLAIM_COLUMNS = {
