@@ -145,9 +145,9 @@ def _hours_text(hours: dict) -> tuple[list, list]:
 
 def _employees_table(employees: Any, at: str = "") -> tuple[dict[str, list] | pl.DataFrame, list[Problem], pl.DataFrame | None]:
     """Embedded employees -> raw payroll rows as text columns (lists; ``_text_frame`` makes
-    them a table), each row naming its JSON location (``at``: the prefix of a location of a several-location claim, ``locations[1].``),
-    and the people. An employee of plain fields is read directly; any other is validated by
-    ``Employee``, whose problems are the claim's."""
+    them a table), each row naming its JSON location (``at``: the prefix of a location of a
+    several-location claim, ``locations[1].``), and the people. An employee of plain fields is
+    read directly; any other is validated by ``Employee``, whose problems are the claim's."""
     cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
     found: list[Problem] = []
     if not isinstance(employees, list):
