@@ -9,7 +9,6 @@ import io
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +90,64 @@ def read_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str
     return read.table
 
 
-def _employees_table(employees: Any, at: str = "") -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
-    """Embedded employees -> raw payroll rows, each row naming its JSON location (``at``: the
-    prefix of a location of a several-location claim, ``locations[1].``), and the people."""
+_EMPLOYEE_FIELDS = frozenset(Employee.model_fields)
+_RELATIONS = frozenset(("spouse", "dependant", "ancestor", "descendant"))
+_BASES = frozenset(("permanent", "temporary", "seasonal"))
+_SPACE = re.compile(r"\s")
+
+
+def _plain(raw: Any) -> tuple[str, bool, str | None, str, dict] | None:
+    """An employee whose fields need none of ``Employee``'s conversions or messages (id, the
+    flags and words, hours keyed by months without spaces), read directly as ``Employee`` reads
+    it: (id, ownership_interest, owner_relation, basis, hours); None for any other (``Employee``
+    validates it and words its problems)."""
+    if type(raw) is not dict or not _EMPLOYEE_FIELDS.issuperset(raw):
+        return None
+    get = raw.get
+    if get("name") is not None or get("ssn") is not None or get("hired") is not None or get("separated") is not None:
+        return None
+    id_, flag, relation, basis, hours = get("id"), get("ownership_interest"), get("owner_relation"), get("basis"), get("hours")
+    if type(id_) is not str or not (id_ := id_.strip()):
+        return None
+    if flag is None:
+        flag = False
+    elif type(flag) is not bool:
+        return None
+    if relation is not None and (type(relation) is not str or (relation := relation.strip().lower()) not in _RELATIONS):
+        return None
+    if basis is None:
+        basis = "permanent"
+    elif type(basis) is not str or (basis := basis.strip().lower()) not in _BASES:
+        return None
+    if hours is None:
+        hours = {}
+    elif type(hours) is not dict:
+        return None
+    try:
+        if _SPACE.search("".join(hours)):  # a month written with spaces is stripped by ``Employee``
+            return None
+    except TypeError:  # a key that is not text
+        return None
+    return id_, flag, relation, basis, hours
+
+
+def _hours_text(hours: dict) -> tuple[list, list]:
+    """The hours of one employee as text (None kept) and the months given as a binary float."""
+    values = list(hours.values())
+    try:
+        "".join(values)
+        return values, []  # all text already (the common case): nothing to convert
+    except TypeError:
+        pass
+    floats = [m for m, h in hours.items() if isinstance(h, float)]
+    return [None if h is None else format(h, "f") if isinstance(h, Decimal) else str(h) for h in values if not isinstance(h, float)], floats
+
+
+def _employees_table(employees: Any, at: str = "") -> tuple[dict[str, list] | pl.DataFrame, list[Problem], pl.DataFrame | None]:
+    """Embedded employees -> raw payroll rows as text columns (lists; ``_text_frame`` makes
+    them a table), each row naming its JSON location (``at``: the prefix of a location of a
+    several-location claim, ``locations[1].``), and the people. An employee of plain fields is
+    read directly; any other is validated by ``Employee``, whose problems are the claim's."""
     cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
     found: list[Problem] = []
     if not isinstance(employees, list):
@@ -101,33 +155,38 @@ def _employees_table(employees: Any, at: str = "") -> tuple[pl.DataFrame, list[P
     seen: dict[str, int] = {}
     who: list[dict] = []
     for i, raw in enumerate(employees):
-        try:
-            emp = Employee.model_validate(raw)
-        except ValidationError as e:
-            found += problems_from_validation(e, prefix=f"{at}employees[{i}].")
+        plain = _plain(raw)
+        if plain is not None:
+            emp_id, flag, relation, basis, hours = plain
+            emp = None
+        else:
+            try:
+                emp = Employee.model_validate(raw)
+            except ValidationError as e:
+                found += problems_from_validation(e, prefix=f"{at}employees[{i}].")
+                continue
+            emp_id, flag, relation, basis, hours = emp.id, emp.ownership_interest, emp.owner_relation, emp.basis, emp.hours
+        if emp_id in seen:
+            found.append(Problem(f"{at}employees[{i}].id", f"{emp_id!r} is also employees[{seen[emp_id]}]; each employee once, with all months"))
             continue
-        if emp.id in seen:
-            found.append(Problem(f"{at}employees[{i}].id", f"{emp.id!r} is also employees[{seen[emp.id]}]; each employee once, with all months"))
-            continue
-        seen[emp.id] = i
-        floats = [m for m, h in emp.hours.items() if isinstance(h, float)]
+        seen[emp_id] = i
+        text, floats = _hours_text(hours)
         for month in floats:
-            found.append(Problem(f"{at}employees[{i}].hours.{month}", f"the binary float {emp.hours[month]!r}; give hours as a decimal"))
-        hours = {m: h for m, h in emp.hours.items() if not isinstance(h, float)} if floats else emp.hours
-        n = len(hours)
-        cols["employee_id"] += [emp.id] * n
-        cols["month"] += list(hours)
-        cols["hours"] += [None if h is None else format(h, "f") if isinstance(h, Decimal) else str(h) for h in hours.values()]
-        cols["basis"] += [emp.basis] * n
-        cols["ownership_interest"] += ["true" if emp.ownership_interest else "false"] * n
-        cols["owner_relation"] += [emp.owner_relation] * n
-        cols["source"] += [f"{at}employees[{i}].hours.{m}" for m in hours]
-        if emp.name or emp.ssn or emp.hired or emp.separated:
+            found.append(Problem(f"{at}employees[{i}].hours.{month}", f"the binary float {hours[month]!r}; give hours as a decimal"))
+        months = [m for m, h in hours.items() if not isinstance(h, float)] if floats else list(hours)
+        n = len(months)
+        cols["employee_id"] += [emp_id] * n
+        cols["month"] += months
+        cols["hours"] += text
+        cols["basis"] += [basis] * n
+        cols["ownership_interest"] += ["true" if flag else "false"] * n
+        cols["owner_relation"] += [relation] * n
+        cols["source"] += [f"{at}employees[{i}].hours."] * n  # the month is added by ``_text_frame``
+        if emp is not None and (emp.name or emp.ssn or emp.hired or emp.separated):
             who.append({"employee_id": emp.id, "source": f"{at}employees[{i}]", "name": emp.name, "ssn": emp.ssn,
                         "hired": emp.hired and emp.hired.isoformat(), "separated": emp.separated and emp.separated.isoformat()})
-    table = pl.DataFrame(cols, schema={c: pl.Utf8 for c in cols})
     # the people (FORMAT.md, "Who the employees are"): one row each
-    return table, found, pl.DataFrame(who, schema={c: pl.Utf8 for c in who[0]}) if who else None
+    return cols, found, pl.DataFrame(who, schema={c: pl.Utf8 for c in who[0]}) if who else None
 
 
 @dataclass
@@ -136,7 +195,7 @@ class _Parsed:
     several-location claim (L6) is read as one ``_Parsed`` per location, ``of`` naming its claim."""
 
     header: ClaimHeader | None
-    raw: pl.DataFrame
+    raw: pl.DataFrame | dict[str, list]  # a table, or embedded employees' rows as text columns (RAW_COLUMNS, source)
     found: list[Problem]
     source: str | None
     people: pl.DataFrame | None = None
@@ -144,6 +203,11 @@ class _Parsed:
     whole: ClaimHeader | None = None   # a location's: its several-location claim's header
     location_id: str | None = None
     several: bool = False
+
+
+def _text_frame(cols: dict[str, list], schema: dict | None = None) -> pl.DataFrame:
+    """``_employees_table``'s columns as a table, each row's source completed with its month."""
+    return pl.DataFrame(cols, schema=schema or {c: pl.Utf8 for c in cols}).with_columns(pl.col("source") + pl.col("month"))
 
 
 def _empty() -> pl.DataFrame:
@@ -190,7 +254,7 @@ def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.Data
 
 
 def _payroll_of(doc: dict, payroll: pl.DataFrame | None, base_dir: Path | None, settings: Settings, header: ClaimHeader | None,
-                at: str = "") -> tuple[pl.DataFrame, list[Problem], pl.DataFrame | None]:
+                at: str = "") -> tuple[pl.DataFrame | dict[str, list], list[Problem], pl.DataFrame | None]:
     """The raw monthly payroll rows of a claim, or of one location of a several-location claim
     (``at``), its problems and its people: embedded ``employees``, or the table named by
     ``payroll`` (read only from ``base_dir``, the folder a caller grants; never otherwise)."""
@@ -214,6 +278,12 @@ def _payroll_of(doc: dict, payroll: pl.DataFrame | None, base_dir: Path | None, 
     if "employees" in doc:
         raw, emp_problems, who = _employees_table(doc["employees"], at)
         found += emp_problems
+        if isinstance(raw, dict) and settings.roster is None:  # the rows stay lists: ``_finish`` makes one table of all claims'
+            people, problems = P.extract(who) if who is not None else (None, [])
+            found += problems
+            return raw, found, (people if people is not None and not people.is_empty() else None)
+        if isinstance(raw, dict):
+            raw = _text_frame(raw)
         raw, people = _payroll_rows(raw, header, _roster(settings, found), found, who)
         return raw, found, people
     if not doc.get("payroll"):
@@ -256,19 +326,35 @@ def _parse_sites(doc: dict, sites: list, payroll: pl.DataFrame | None, base_dir:
 
 
 def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
-    """Normalise every claim's payroll in one columnar pass (no per-claim start-up cost)."""
+    """Normalise every claim's payroll in one columnar pass (no per-claim start-up cost): the
+    embedded employees' rows of consecutive claims become one table, not one each."""
     columns = (*RAW_COLUMNS, "source")
-    frames = [
-        p.raw if p.raw.columns == list(columns) and all(t == pl.Utf8 for t in p.raw.dtypes)
-        else p.raw.select(*(pl.col(c).cast(pl.Utf8) if c in p.raw.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in columns))
-        for p in parsed
-    ]
-    claim_id = pl.Series("claim_id", list(chain.from_iterable(repeat(i, f.height) for i, f in enumerate(frames))), dtype=pl.Int64)
+    frames: list[pl.DataFrame] = []
+    lists: dict[str, list] = {c: [] for c in (*columns, "claim_id")}
+
+    def flush() -> None:
+        if lists["claim_id"]:
+            frames.append(_text_frame(lists, {**{c: pl.Utf8 for c in columns}, "claim_id": pl.Int64}))
+            for v in lists.values():
+                v.clear()
+
+    for i, p in enumerate(parsed):
+        if isinstance(p.raw, dict):
+            for c in columns:
+                lists[c] += p.raw[c]
+            lists["claim_id"] += [i] * len(p.raw["source"])
+            continue
+        flush()
+        f = p.raw if p.raw.columns == list(columns) and all(t == pl.Utf8 for t in p.raw.dtypes) else p.raw.select(
+            *(pl.col(c).cast(pl.Utf8) if c in p.raw.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in columns))
+        frames.append(f.with_columns(pl.lit(i, dtype=pl.Int64).alias("claim_id")))
+    flush()
     cuts = pl.DataFrame({
         "claim_id": range(len(parsed)),
         "_cut": [first_unknown_month(p.header.as_of) if p.header is not None else None for p in parsed],
     }, schema={"claim_id": pl.Int64, "_cut": pl.Int32})
-    rows = pl.concat(frames, how="vertical", rechunk=False).with_columns(claim_id)
+    rows = pl.concat(frames, how="vertical", rechunk=False) if frames else pl.DataFrame(
+        schema={**{c: pl.Utf8 for c in columns}, "claim_id": pl.Int64})
     table = normalize(rows.lazy().join(cuts.lazy(), on="claim_id", how="left"), as_of_idx=pl.col("_cut")).collect()
     bad = table.filter(pl.col("problem").is_not_null())
     row_problems: dict[int, list[Problem]] = {}
