@@ -233,32 +233,34 @@ def _pretty(doc: dict) -> str:
     return "{\n" + ",\n".join(f"  {exact_json.dumps(k)}: {value(v)}" for k, v in doc.items()) + "\n}"
 
 
-@router.get("/claims/{claim_id:int}/amend")
-def amend_form(request: Request, claim_id: int, who: Principal = Depends(viewer)):
+def _form_or_refusal(request: Request, who: Principal, claim_id: int, kind: str, back: str, period_start: str | None = None):
+    """The GET of an amendment form: the claim's current revision (and the period amended) shown
+    in the form, or the service's refusal as a page."""
     try:
         cur = current(request.app.state.db, who, claim_id)
+        if kind == "claim":
+            return _form_page(request, who, cur, kind, document=_pretty(cur.document))
+        if kind == "next":
+            return _form_page(request, who, cur, kind, values=next_period_values(cur.document))
+        period = _period_of(cur.document, period_start)
     except ApiError as e:
-        return refusal(request, who, e, back="/claims")
-    return _form_page(request, who, cur, "claim", document=_pretty(cur.document))
+        return refusal(request, who, e, back=back)
+    return _form_page(request, who, cur, kind, values=values_of_period(period), period_start=period_start)
+
+
+@router.get("/claims/{claim_id:int}/amend")
+def amend_form(request: Request, claim_id: int, who: Principal = Depends(viewer)):
+    return _form_or_refusal(request, who, claim_id, "claim", back="/claims")
 
 
 @router.get("/claims/{claim_id:int}/periods/new")
 def next_period_form(request: Request, claim_id: int, who: Principal = Depends(viewer)):
-    try:
-        cur = current(request.app.state.db, who, claim_id)
-    except ApiError as e:
-        return refusal(request, who, e, back="/claims")
-    return _form_page(request, who, cur, "next", values=next_period_values(cur.document))
+    return _form_or_refusal(request, who, claim_id, "next", back="/claims")
 
 
 @router.get("/claims/{claim_id:int}/periods/{period_start}")
 def period_form(request: Request, claim_id: int, period_start: str, who: Principal = Depends(viewer)):
-    try:
-        cur = current(request.app.state.db, who, claim_id)
-        period = _period_of(cur.document, period_start)
-    except ApiError as e:
-        return refusal(request, who, e, back=f"/claims/{claim_id}")
-    return _form_page(request, who, cur, "period", values=values_of_period(period), period_start=period_start)
+    return _form_or_refusal(request, who, claim_id, "period", back=f"/claims/{claim_id}", period_start=period_start)
 
 
 def preview(cur: Current, kind: str, form, new_payroll: Upload | None) -> dict:
