@@ -54,12 +54,18 @@ def _pdf(content: bytes, filename: str) -> Response:
                     headers={"content-disposition": f'attachment; filename="{filename}"', "cache-control": "no-store"})
 
 
+async def _pdf_of(request: Request, who: Principal, claim_id: int, make):
+    """The claim's stored revision, the claim it decides and the location printed (``form_source``)
+    handed to ``make(claim, det, location)``: the view and the PDF's bytes (the service's errors raised)."""
+    view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
+    claim, det, location = await run_in_threadpool(form_source, request.app.state.db, view)
+    return view, await run_in_threadpool(make, claim, det, location)
+
+
 @router.get("/claims/{claim_id:int}/form313/{period:int}")
 async def form313_download(request: Request, claim_id: int, period: int, who: Principal = Depends(viewer)):
     try:
-        view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
-        claim, det, location = await run_in_threadpool(form_source, request.app.state.db, view)
-        content = await run_in_threadpool(form313_pdf, claim, det, period, location=location)
+        view, content = await _pdf_of(request, who, claim_id, lambda c, d, loc: form313_pdf(c, d, period, location=loc))
     except (ApiError, ClaimError) as e:
         return refusal(request, who, e, back=f"/claims/{claim_id}")
     except PeriodNotFound as e:
@@ -72,9 +78,7 @@ async def form313_download(request: Request, claim_id: int, period: int, who: Pr
 async def form313_all_download(request: Request, claim_id: int, who: Principal = Depends(viewer)):
     """Every privilege period's Form 313 in one PDF (issue 16)."""
     try:
-        view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
-        claim, det, location = await run_in_threadpool(form_source, request.app.state.db, view)
-        content = await run_in_threadpool(forms313_pdf, claim, det, location=location)
+        _view, content = await _pdf_of(request, who, claim_id, lambda c, d, loc: forms313_pdf(c, d, location=loc))
     except (ApiError, ClaimError) as e:
         return refusal(request, who, e, back=f"/claims/{claim_id}")
     return _pdf(content, f"form313-claim{claim_id}-all-periods.pdf")
@@ -83,9 +87,7 @@ async def form313_all_download(request: Request, claim_id: int, who: Principal =
 @router.get("/claims/{claim_id:int}/worksheet")
 async def worksheet_download(request: Request, claim_id: int, who: Principal = Depends(viewer)):
     try:
-        view = await run_in_threadpool(load_claim, request.app.state.db, who, claim_id)
-        claim, det, _location = await run_in_threadpool(form_source, request.app.state.db, view)
-        content = await run_in_threadpool(worksheet_pdf, claim, det)
+        _view, content = await _pdf_of(request, who, claim_id, lambda c, d, _loc: worksheet_pdf(c, d))
     except (ApiError, ClaimError) as e:
         return refusal(request, who, e, back=f"/claims/{claim_id}")
     return _pdf(content, f"form313-worksheet-claim{claim_id}.pdf")
