@@ -136,6 +136,10 @@ def compute(
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     from .loaders import load_claims
 
+    # The claims' documents, rows and determinations live until the command ends and hold no
+    # cycles worth collecting: the collector's passes over them were 7% of 1,000 claims' time.
+    gc.disable()
+
     if trace is not None:
         _check_trace(trace, explain or not json_out)
     loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))

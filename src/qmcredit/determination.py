@@ -23,7 +23,7 @@ from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
-from .money import exact_decimal, exact_decimal_text, fraction_text, from_cents, money
+from .money import exact_decimal, exact_decimal_text, exact_ratio, fraction_text, from_cents, money
 from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
@@ -131,17 +131,22 @@ class Determination:
         """The 36 months (P5): full-time positions, equivalent hours, equivalents (P4: the hours
         over the full-time hours, ``Month.equivalents``) and positions; null after ``as_of``."""
         ft = self.full_time_hours
-        per, den = ft.denominator, HOURS_SCALE * ft.numerator  # equivalents = hours x per / den, in one reduction
+        per, den = ft.denominator, HOURS_SCALE * ft.numerator  # equivalents = hours x per / den, in whole numbers
         rows = []
         for i, m in enumerate(self.months):
-            known = m.known
-            num = m.equivalent_hours * per
+            if not m.known:
+                rows.append({"month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": False, "full_time": None,
+                             "equivalent_hours": None, "equivalents": None, "positions": None})
+                continue
+            equivalents = exact_ratio(m.equivalent_hours * per, den)
+            # positions = full_time + equivalents: the same denominator, so the same decimals (and
+            # the same rounding when it does not terminate); only the whole part grows
+            whole, _, frac = equivalents.partition(".")
+            positions = f"{int(whole) + m.full_time}.{frac}" if m.equivalent_hours >= 0 and m.full_time >= 0 else \
+                exact_ratio(m.full_time * den + m.equivalent_hours * per, den)
             rows.append({
-                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": known,
-                "full_time": m.full_time if known else None,
-                "equivalent_hours": hours_text(m.equivalent_hours) if known else None,
-                "equivalents": exact_decimal(Fraction(num, den)) if known else None,
-                "positions": exact_decimal(Fraction(m.full_time * den + num, den)) if known else None,
+                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": True, "full_time": m.full_time,
+                "equivalent_hours": hours_text(m.equivalent_hours), "equivalents": equivalents, "positions": positions,
             })
         return rows
 
