@@ -155,6 +155,11 @@ def compute(
         from .worksheet import print_worksheet
 
         console = _console()
+    else:
+        from .determination import to_json_lines
+
+        decided = [d for d in results if not isinstance(d, ClaimError)]
+        texts = to_json_lines(decided, explain, None if trace is None else str(trace))
     for path, claim, det in zip(claims, loaded, results):
         if isinstance(det, ClaimError):
             _report(det, path)
@@ -163,7 +168,7 @@ def compute(
                 out.write(json.dumps({"claim": str(path), **det.to_dict()}) + "\n")
             continue
         if json_out:
-            out.write(det.to_json(explain=explain, rows_file=None if trace is None else str(trace)) + "\n")
+            out.write(next(texts) + "\n")
         else:
             print_worksheet(claim, det, console)
     out.flush()

@@ -9,6 +9,7 @@ parameters, inputs and the figures it depends on, down to every employee-month.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
+from typing import Iterator
 
 import polars as pl
 
@@ -70,6 +72,7 @@ def _json_string(column: str) -> pl.Expr:
     return pl.struct(pl.col(column).alias("")).struct.json_encode().str.slice(4).str.head(-1)
 
 
+@functools.cache  # one expression for every claim
 def _row_json() -> pl.Expr:
     """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it (the
     other columns are digits, dates and fixed words, written as they are)."""
@@ -81,6 +84,28 @@ def _row_json() -> pl.Expr:
         pl.lit(', "status": '), quoted("status"), pl.lit(', "rule": '), quoted("rule"), pl.lit(', "source": '), _json_string("source"),
         optional("equivalents"), optional("counted_hours"), pl.lit("}"),
     ).alias("_json")
+
+
+def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
+    """``Determination.employee_month_json`` of each of ``tables`` (``employee_month_table``'s),
+    all of them in one columnar pass: each row's text (``_row_json``), joined table by table."""
+    heights = pl.DataFrame({"_n": [t.height for t in tables]}, schema={"_n": pl.Int64}).with_row_index("_t")
+    which = heights.filter(pl.col("_n") > 0).select(pl.col("_t").repeat_by("_n")).explode("_t")
+    rows = pl.concat(tables, rechunk=False) if tables else pl.DataFrame(schema=dict.fromkeys(TRACE_COLUMNS, pl.Utf8))
+    texts = dict(pl.concat([which, rows.select(_row_json())], how="horizontal").group_by("_t", maintain_order=True)
+                 .agg(pl.col("_json").str.join(", ")).iter_rows())
+    return [f"[{texts.get(k, '')}]" for k in range(len(tables))]
+
+
+def to_json_lines(dets: list["Determination"], explain: bool = True, rows_file: str | None = None, chunk: int = 100) -> Iterator[str]:
+    """``Determination.to_json`` of each of ``dets``, in order; the employee-months of ``chunk``
+    determinations at a time written in one pass (``employee_month_jsons``: one query, not one
+    per claim; the text of a few claims held at once)."""
+    for start in range(0, len(dets), chunk):
+        part = dets[start:start + chunk]
+        joined = [d for d in part if d.rows_joined(explain, rows_file=rows_file)]
+        rows = dict(zip(map(id, joined), employee_month_jsons([d.employee_months for d in joined])))
+        yield from (d.to_json(explain, rows_file=rows_file, rows_json=rows.get(id(d))) for d in part)
 
 
 def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
@@ -190,7 +215,7 @@ class Determination:
 
     def employee_month_json(self) -> str:
         """``employee_month_rows`` as JSON text, each row's made in one columnar pass (``_row_json``)."""
-        return "[" + ", ".join(self.employee_months.select(_row_json()).to_series().to_list()) + "]"
+        return employee_month_jsons([self.employee_months])[0]
 
     def to_dict(self, explain: bool = True, rows_file: str | None = None, rows: bool = True) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
@@ -238,15 +263,20 @@ class Determination:
                 "refund", "carried_forward", "not_yet_applied", "pending", "warnings", "checks", "monthly", "explanation")
         return {"id": self.claim_id, **{k: d[k] for k in keep if k in d}, "periods": self.period_rows(room=False)}
 
-    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> str:
+    def rows_joined(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> bool:
+        """Whether ``to_json`` joins the employee-months' text (``employee_month_json``) into the rest."""
+        return indent is None and explain and rows_file is None and not self.locations and self.employee_months is not None
+
+    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None, rows_json: str | None = None) -> str:
         """``to_dict`` as JSON text; ``rows_file``: the employee-months are in that file
-        (``write_trace``), named instead of listed."""
-        if indent is not None or not explain or rows_file is not None or self.locations or self.employee_months is None:
+        (``write_trace``), named instead of listed; ``rows_json``: their text, already made
+        (``to_json_lines``)."""
+        if not self.rows_joined(explain, indent, rows_file):
             return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
         text = json.dumps(self.to_dict(explain, rows=False), ensure_ascii=False)  # the rows last: their text joined in
         if not text.endswith(_NO_ROWS):
             raise AssertionError("the employee-months are not the determination's last entry")
-        return f"{text[:-len(_NO_ROWS)]}\"rows\": {self.employee_month_json()}}}]}}"
+        return f"{text[:-len(_NO_ROWS)]}\"rows\": {rows_json if rows_json is not None else self.employee_month_json()}}}]}}"
 
     def explanation_entries(self, monthly: list[dict] | None = None) -> list[dict]:
         """The figure entries of the trace, each average with its twelve months (P5) as inputs."""
