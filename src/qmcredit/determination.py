@@ -90,9 +90,9 @@ def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
     """``Determination.employee_month_json`` of each of ``tables`` (``employee_month_table``'s),
     all of them in one columnar pass: each row's text (``_row_json``), joined table by table."""
     heights = pl.DataFrame({"_n": [t.height for t in tables]}, schema={"_n": pl.Int64}).with_row_index("_t")
-    which = heights.filter(pl.col("_n") > 0).select(pl.col("_t").repeat_by("_n")).explode("_t")
+    which = heights.select(pl.col("_t").repeat_by("_n")).explode("_t", empty_as_null=False)
     rows = pl.concat(tables, rechunk=False) if tables else pl.DataFrame(schema=dict.fromkeys(TRACE_COLUMNS, pl.Utf8))
-    texts = dict(pl.concat([which, rows.select(_row_json())], how="horizontal").group_by("_t", maintain_order=True)
+    texts = dict(which.hstack(rows.select(_row_json())).group_by("_t", maintain_order=True)
                  .agg(pl.col("_json").str.join(", ")).iter_rows())
     return [f"[{texts.get(k, '')}]" for k in range(len(tables))]
 
