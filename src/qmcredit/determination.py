@@ -50,10 +50,24 @@ TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "s
 TRACE_SCHEMA = {"claim_id": pl.Utf8, "location": pl.Utf8, **dict.fromkeys(TRACE_COLUMNS, pl.Utf8)}
 
 
+def trace_table(dets: list["Determination"]) -> pl.DataFrame:
+    """B1's employee-months of ``dets`` as ``write_trace`` writes them: ``claim_id``,
+    ``location`` (null for a one-location claim), then ``TRACE_COLUMNS``; each determination's
+    names repeated over its rows in one query (not one query a claim)."""
+    parts = [(d.claim_id, loc, t) for d in dets for loc, t in d.trace_parts()]
+    if not parts:
+        return pl.DataFrame(schema=TRACE_SCHEMA)
+    keys = pl.DataFrame({"claim_id": [c for c, _, _ in parts], "location": [loc for _, loc, _ in parts]},
+                        schema={"claim_id": pl.Utf8, "location": pl.Utf8})
+    heights = pl.Series([t.height for _, _, t in parts], dtype=pl.Int64)
+    which = pl.int_range(len(parts), eager=True).repeat_by(heights).explode(empty_as_null=False)
+    return keys[which].hstack(pl.concat([t for _, _, t in parts], rechunk=False).select(TRACE_COLUMNS))
+
+
 def write_trace(dets: list["Determination"], path: Path) -> None:
     """B1's employee-months of ``dets`` written whole to the Parquet file ``path``, one row each
-    (``Determination.trace_table``), atomically: a temporary file beside it, renamed over it."""
-    table = pl.concat([d.trace_table() for d in dets]) if dets else pl.DataFrame(schema=TRACE_SCHEMA)
+    (``trace_table``), atomically: a temporary file beside it, renamed over it."""
+    table = trace_table(dets)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -205,13 +219,11 @@ class Determination:
             periods.append(p)
         return periods
 
-    def trace_table(self) -> pl.DataFrame:
-        """B1's employee-months of this determination (of each location of a several-location
-        return) as ``write_trace`` writes them: ``claim_id``, ``location`` (null for a one-location
-        claim), then ``TRACE_COLUMNS``."""
+    def trace_parts(self) -> list[tuple[str | None, pl.DataFrame]]:
+        """(location, ``employee_month_table``) of this determination: of each location of a
+        several-location return, else one with no location."""
         parts = [(d.claim_id, d.employee_months) for d in self.locations] if self.locations else [(None, self.employee_months)]
-        return pl.concat([t.select(pl.lit(self.claim_id).alias("claim_id"), pl.lit(loc, dtype=pl.Utf8).alias("location"), *TRACE_COLUMNS)
-                          for loc, t in parts if t is not None] or [pl.DataFrame(schema=TRACE_SCHEMA)])
+        return [(loc, t) for loc, t in parts if t is not None]
 
     def employee_month_json(self) -> str:
         """``employee_month_rows`` as JSON text, each row's made in one columnar pass (``_row_json``)."""
