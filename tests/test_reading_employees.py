@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from decimal import Decimal
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
