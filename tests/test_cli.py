@@ -103,6 +103,28 @@ def test_compute_no_explain_gives_the_same_determinations_without_the_trace():
         assert without_trace(t) == without_trace(b)
 
 
+def test_compute_json_lines_are_each_claims_own_determination(tmp_path):
+    """Issue 18: ``compute --json`` writes the employee-months of many claims in one pass
+    (``to_json_lines``, 100 claims at a time); each line is still that claim's own
+    ``to_json``, in the order given, an invalid claim's problems in its place."""
+    import subprocess
+
+    from qmcredit.core import decide_many
+    from qmcredit.loaders import load_claim
+
+    bad = tmp_path / "bad.claim.json"
+    bad.write_text('{"format": "qmcredit.claim/1", "employees": [')
+    examples = [str(example_file(n)) for n in example_names()]
+    paths = [*examples * (110 // len(examples)), str(bad), *examples]  # past one chunk of 100
+    r = subprocess.run([str(EXE), "compute", "--json", *paths], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and r.stderr.startswith(f"{bad}: ")
+    lines = r.stdout.splitlines()
+    own = {p: decide_many([load_claim(p)])[0].to_json() for p in examples}
+    assert len(lines) == len(paths)
+    for path, line in zip(paths, lines):
+        assert line == own[path] if path != str(bad) else json.loads(line)["claim"] == str(bad)
+
+
 def _trace_rows(path: Path) -> list[dict]:
     """The Parquet trace read back with pyarrow (another reader than the writer's polars)."""
     import pyarrow.parquet as pq

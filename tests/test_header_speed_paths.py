@@ -136,3 +136,29 @@ def test_cross_field_checks_of_a_valid_header_read_as_the_documents(doc, edit, k
     except ValueError:
         return
     assert model_problems(header) == header_problems(doc)
+
+
+def _nest(depth: int, leaf: str, kinds: str) -> str:
+    """``depth`` containers (``kinds``: "[" or "{" at each level), ``leaf`` innermost."""
+    text = leaf
+    for k in reversed(kinds[:depth]):
+        text = f"[{text}, \"x\"]" if k == "[" else f'{{"k": {text}, "s": "]"}}' if k == "{" else f'[{text}]'
+    return text
+
+
+@given(st.integers(60, 68), st.text(st.sampled_from("[{("), min_size=68, max_size=68),
+       st.sampled_from(['"a"', '"[[[["', '"]]}}"', '"\\"]"', '"\\u005b"', "1", "[]", "{}", '"é"']),
+       st.booleans())
+def test_nesting_is_refused_past_64_levels_however_the_text_is_read(depth, kinds, leaf, as_bytes):
+    """Issue 14 and 18: ``parse_json`` refuses nesting past ``MAX_DEPTH`` whether its depth is read from the
+    bytes (brackets and quotes, every step in C) or by walking the decoded document (a bracket in a
+    string, an escape), for text and for bytes."""
+    text = _nest(depth, leaf, kinds)
+    real = depth + (leaf in ("[]", "{}"))
+    doc = json.loads(text, parse_float=Decimal, parse_int=Decimal)
+    given_text = text.encode() if as_bytes else text
+    if real <= 64:
+        assert repr(parse_json(given_text)) == repr(doc)
+    else:
+        with pytest.raises(ClaimError, match="nested more than 64 levels deep"):
+            parse_json(given_text)

@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import qmcredit
 from qmcredit import ClaimError
@@ -80,3 +83,32 @@ def test_plain_and_converted_employees_decide_alike(tmp_path):
     for d in (a, b):
         d.pop("source", None)
     assert json.dumps(a, sort_keys=True).replace("plain.json", "X") == json.dumps(b, sort_keys=True).replace("other.json", "X")
+
+
+_words = st.sampled_from([None, "permanent", " Seasonal ", "TEMPORARY", "weekly", "spouse", " Dependant", "cousin", "", 5, True])
+_employee = st.fixed_dictionaries(
+    {"id": st.sampled_from(["A", " A ", "B", "C", "", " ", 7])},
+    optional={"ownership_interest": st.sampled_from([None, True, False, "yes", 0]), "owner_relation": _words, "basis": _words,
+              "name": st.sampled_from([None, "Ann"]), "colour": st.just("red"),
+              "hours": st.one_of(st.none(), st.just([160]), st.dictionaries(
+                  st.sampled_from(["2004-01", "2004-02", " 2004-03", "2004-04 "]),
+                  st.sampled_from(["160", "87.5", "lots", None, Decimal("40"), 12]), max_size=4))})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_employee, max_size=5), st.sampled_from(["", "locations[1]."]))
+def test_employees_read_at_once_read_as_one_by_one(employees, at):
+    """Issue 18: when every employee is plain, ``_employees_table`` reads them all at once (a test
+    over all of them per field); its rows, problems and people are those of reading each
+    employee alone (``_each_employee``), and through the JSON door the claim is the same."""
+    from qmcredit.loaders import _all_plain, _each_employee, _employees_table
+
+    rows, problems, people = _employees_table(employees, at)
+    one, one_problems, one_people = _each_employee(employees, at)
+    assert rows == one and [(p.location, p.message) for p in problems] == [(p.location, p.message) for p in one_problems]
+    assert (people is None) == (one_people is None) and (people is None or people.equals(one_people))
+    if _all_plain(employees, at) is not None and employees:
+        doc = json.loads(_claim([]))
+        doc["employees"] = employees
+        claim = qmcredit.claim_from_json(json.dumps(doc, default=str))
+        assert claim.payroll.height == sum(len(e.get("hours") or {}) for e in employees)

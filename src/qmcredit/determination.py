@@ -9,6 +9,7 @@ parameters, inputs and the figures it depends on, down to every employee-month.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
+from typing import Iterator
 
 import polars as pl
 
@@ -23,7 +25,7 @@ from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
-from .money import exact_decimal, exact_decimal_text, fraction_text, from_cents, money
+from .money import exact_decimal, exact_decimal_text, exact_ratio, fraction_text, from_cents, money
 from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
@@ -48,10 +50,24 @@ TRACE_COLUMNS = ("employee_id", "month", "period", "hours", "status", "rule", "s
 TRACE_SCHEMA = {"claim_id": pl.Utf8, "location": pl.Utf8, **dict.fromkeys(TRACE_COLUMNS, pl.Utf8)}
 
 
+def trace_table(dets: list["Determination"]) -> pl.DataFrame:
+    """B1's employee-months of ``dets`` as ``write_trace`` writes them: ``claim_id``,
+    ``location`` (null for a one-location claim), then ``TRACE_COLUMNS``; each determination's
+    names repeated over its rows in one query (not one query a claim)."""
+    parts = [(d.claim_id, loc, t) for d in dets for loc, t in d.trace_parts()]
+    if not parts:
+        return pl.DataFrame(schema=TRACE_SCHEMA)
+    keys = pl.DataFrame({"claim_id": [c for c, _, _ in parts], "location": [loc for _, loc, _ in parts]},
+                        schema={"claim_id": pl.Utf8, "location": pl.Utf8})
+    heights = pl.Series([t.height for _, _, t in parts], dtype=pl.Int64)
+    which = pl.int_range(len(parts), eager=True).repeat_by(heights).explode(empty_as_null=False)
+    return keys[which].hstack(pl.concat([t for _, _, t in parts], rechunk=False).select(TRACE_COLUMNS))
+
+
 def write_trace(dets: list["Determination"], path: Path) -> None:
     """B1's employee-months of ``dets`` written whole to the Parquet file ``path``, one row each
-    (``Determination.trace_table``), atomically: a temporary file beside it, renamed over it."""
-    table = pl.concat([d.trace_table() for d in dets]) if dets else pl.DataFrame(schema=TRACE_SCHEMA)
+    (``trace_table``), atomically: a temporary file beside it, renamed over it."""
+    table = trace_table(dets)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -70,6 +86,7 @@ def _json_string(column: str) -> pl.Expr:
     return pl.struct(pl.col(column).alias("")).struct.json_encode().str.slice(4).str.head(-1)
 
 
+@functools.cache  # one expression for every claim
 def _row_json() -> pl.Expr:
     """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it (the
     other columns are digits, dates and fixed words, written as they are)."""
@@ -81,6 +98,28 @@ def _row_json() -> pl.Expr:
         pl.lit(', "status": '), quoted("status"), pl.lit(', "rule": '), quoted("rule"), pl.lit(', "source": '), _json_string("source"),
         optional("equivalents"), optional("counted_hours"), pl.lit("}"),
     ).alias("_json")
+
+
+def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
+    """``Determination.employee_month_json`` of each of ``tables`` (``employee_month_table``'s),
+    all of them in one columnar pass: each row's text (``_row_json``), joined table by table."""
+    heights = pl.DataFrame({"_n": [t.height for t in tables]}, schema={"_n": pl.Int64}).with_row_index("_t")
+    which = heights.select(pl.col("_t").repeat_by("_n")).explode("_t", empty_as_null=False)
+    rows = pl.concat(tables, rechunk=False) if tables else pl.DataFrame(schema=dict.fromkeys(TRACE_COLUMNS, pl.Utf8))
+    texts = dict(which.hstack(rows.select(_row_json())).group_by("_t", maintain_order=True)
+                 .agg(pl.col("_json").str.join(", ")).iter_rows())
+    return [f"[{texts.get(k, '')}]" for k in range(len(tables))]
+
+
+def to_json_lines(dets: list["Determination"], explain: bool = True, rows_file: str | None = None, chunk: int = 100) -> Iterator[str]:
+    """``Determination.to_json`` of each of ``dets``, in order; the employee-months of ``chunk``
+    determinations at a time written in one pass (``employee_month_jsons``: one query, not one
+    per claim; the text of a few claims held at once)."""
+    for start in range(0, len(dets), chunk):
+        part = dets[start:start + chunk]
+        joined = [d for d in part if d.rows_joined(explain, rows_file=rows_file)]
+        rows = dict(zip(map(id, joined), employee_month_jsons([d.employee_months for d in joined])))
+        yield from (d.to_json(explain, rows_file=rows_file, rows_json=rows.get(id(d))) for d in part)
 
 
 def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
@@ -131,17 +170,22 @@ class Determination:
         """The 36 months (P5): full-time positions, equivalent hours, equivalents (P4: the hours
         over the full-time hours, ``Month.equivalents``) and positions; null after ``as_of``."""
         ft = self.full_time_hours
-        per, den = ft.denominator, HOURS_SCALE * ft.numerator  # equivalents = hours x per / den, in one reduction
+        per, den = ft.denominator, HOURS_SCALE * ft.numerator  # equivalents = hours x per / den, in whole numbers
         rows = []
         for i, m in enumerate(self.months):
-            known = m.known
-            num = m.equivalent_hours * per
+            if not m.known:
+                rows.append({"month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": False, "full_time": None,
+                             "equivalent_hours": None, "equivalents": None, "positions": None})
+                continue
+            equivalents = exact_ratio(m.equivalent_hours * per, den)
+            # positions = full_time + equivalents: the same denominator, so the same decimals (and
+            # the same rounding when it does not terminate); only the whole part grows
+            whole, _, frac = equivalents.partition(".")
+            positions = f"{int(whole) + m.full_time}.{frac}" if m.equivalent_hours >= 0 and m.full_time >= 0 else \
+                exact_ratio(m.full_time * den + m.equivalent_hours * per, den)
             rows.append({
-                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": known,
-                "full_time": m.full_time if known else None,
-                "equivalent_hours": hours_text(m.equivalent_hours) if known else None,
-                "equivalents": exact_decimal(Fraction(num, den)) if known else None,
-                "positions": exact_decimal(Fraction(m.full_time * den + num, den)) if known else None,
+                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": True, "full_time": m.full_time,
+                "equivalent_hours": hours_text(m.equivalent_hours), "equivalents": equivalents, "positions": positions,
             })
         return rows
 
@@ -175,17 +219,15 @@ class Determination:
             periods.append(p)
         return periods
 
-    def trace_table(self) -> pl.DataFrame:
-        """B1's employee-months of this determination (of each location of a several-location
-        return) as ``write_trace`` writes them: ``claim_id``, ``location`` (null for a one-location
-        claim), then ``TRACE_COLUMNS``."""
+    def trace_parts(self) -> list[tuple[str | None, pl.DataFrame]]:
+        """(location, ``employee_month_table``) of this determination: of each location of a
+        several-location return, else one with no location."""
         parts = [(d.claim_id, d.employee_months) for d in self.locations] if self.locations else [(None, self.employee_months)]
-        return pl.concat([t.select(pl.lit(self.claim_id).alias("claim_id"), pl.lit(loc, dtype=pl.Utf8).alias("location"), *TRACE_COLUMNS)
-                          for loc, t in parts if t is not None] or [pl.DataFrame(schema=TRACE_SCHEMA)])
+        return [(loc, t) for loc, t in parts if t is not None]
 
     def employee_month_json(self) -> str:
         """``employee_month_rows`` as JSON text, each row's made in one columnar pass (``_row_json``)."""
-        return "[" + ", ".join(self.employee_months.select(_row_json()).to_series().to_list()) + "]"
+        return employee_month_jsons([self.employee_months])[0]
 
     def to_dict(self, explain: bool = True, rows_file: str | None = None, rows: bool = True) -> dict:
         pos = lambda x: None if x is None else exact_decimal(x)  # noqa: E731
@@ -233,15 +275,20 @@ class Determination:
                 "refund", "carried_forward", "not_yet_applied", "pending", "warnings", "checks", "monthly", "explanation")
         return {"id": self.claim_id, **{k: d[k] for k in keep if k in d}, "periods": self.period_rows(room=False)}
 
-    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> str:
+    def rows_joined(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None) -> bool:
+        """Whether ``to_json`` joins the employee-months' text (``employee_month_json``) into the rest."""
+        return indent is None and explain and rows_file is None and not self.locations and self.employee_months is not None
+
+    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None, rows_json: str | None = None) -> str:
         """``to_dict`` as JSON text; ``rows_file``: the employee-months are in that file
-        (``write_trace``), named instead of listed."""
-        if indent is not None or not explain or rows_file is not None or self.locations or self.employee_months is None:
+        (``write_trace``), named instead of listed; ``rows_json``: their text, already made
+        (``to_json_lines``)."""
+        if not self.rows_joined(explain, indent, rows_file):
             return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
         text = json.dumps(self.to_dict(explain, rows=False), ensure_ascii=False)  # the rows last: their text joined in
         if not text.endswith(_NO_ROWS):
             raise AssertionError("the employee-months are not the determination's last entry")
-        return f"{text[:-len(_NO_ROWS)]}\"rows\": {self.employee_month_json()}}}]}}"
+        return f"{text[:-len(_NO_ROWS)]}\"rows\": {rows_json if rows_json is not None else self.employee_month_json()}}}]}}"
 
     def explanation_entries(self, monthly: list[dict] | None = None) -> list[dict]:
         """The figure entries of the trace, each average with its twelve months (P5) as inputs."""

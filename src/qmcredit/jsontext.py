@@ -84,6 +84,29 @@ def _deeper(doc: Any) -> bool:
     return bool(level)
 
 
+_AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"\\')
+
+
+def _nested_within(data: bytes) -> bool | None:
+    """Whether JSON ``data`` (already decoded without error) nests at most ``MAX_DEPTH`` levels,
+    from its bytes alone (each step in C): its brackets and quotes (every bracket as a paren),
+    each string without brackets is then an adjacent pair of quotes, removed; innermost pairs of
+    parens removed once a level. None when it cannot tell (an escape, a bracket in a string):
+    ``_deeper`` then walks the decoded document."""
+    skeleton = data.translate(_AS_PARENS, _NOT_STRUCTURE)
+    if b"\\" in skeleton:
+        return None
+    parens = skeleton.replace(b'""', b"")
+    if b'"' in parens:
+        return None
+    for _ in range(MAX_DEPTH):
+        if not parens:
+            return True
+        parens = parens.replace(b"()", b"")
+    return not parens
+
+
 def _too_deep(text: str) -> int | None:
     """The position where nesting first goes deeper than ``MAX_DEPTH``, if it does. Fast: the
     brackets outside strings, innermost pairs removed ``MAX_DEPTH`` times (each pass in C)."""
@@ -115,17 +138,21 @@ def parse_json(text: str | bytes, source: str | None = None) -> Any:
     """JSON with every number as ``Decimal`` (never a binary float), refusing what FORMAT.md's
     JSON never holds: duplicate keys, non-finite numbers, huge numbers, deep nesting."""
     if isinstance(text, (bytes, bytearray)):
+        data = bytes(text)
         try:
-            text = bytes(text).decode("utf-8")  # JSON exchanged is UTF-8 (RFC 8259, 8.1)
+            text = data.decode("utf-8")  # JSON exchanged is UTF-8 (RFC 8259, 8.1)
         except UnicodeDecodeError as e:
             raise ClaimError([Problem("claim", f"is not UTF-8 text ({e.reason} at byte {e.start})")], source) from None
         if text.startswith("\ufeff"):
             text = text[1:]  # a byte-order mark before JSON bytes is allowed (RFC 8259, 8.1)
     elif text.startswith("\ufeff"):  # as json.loads: a text (not bytes) with a byte-order mark is refused
         raise ClaimError([Problem("line 1 column 1", "not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)")], source)
+    else:
+        data = None
     try:
         doc = (_CHECKING if _long_digits(text) else _DECODER).decode(text)
-        if not _deeper(doc):
+        within = _nested_within(data if data is not None else text.encode("utf-8", "surrogatepass"))
+        if within or (within is None and not _deeper(doc)):
             return doc
     except (_Refused, json.JSONDecodeError, RecursionError) as e:
         _refuse_deep(text, source)

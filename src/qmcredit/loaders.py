@@ -9,6 +9,7 @@ import io
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -143,15 +144,58 @@ def _hours_text(hours: dict) -> tuple[list, list]:
     return [None if h is None else format(h, "f") if isinstance(h, Decimal) else str(h) for h in values if not isinstance(h, float)], floats
 
 
+def _all_plain(employees: list, at: str) -> dict[str, list] | None:
+    """``_employees_table``'s lists when every employee is plain (``_plain``), has a distinct id
+    and gives its hours as text: each test made over all employees at once (a comprehension or a
+    join each, not one call an employee); None otherwise (each employee is then read alone)."""
+    if not all(type(e) is dict and _EMPLOYEE_FIELDS.issuperset(e) for e in employees):
+        return None
+    if any(e.get("name") is not None or e.get("ssn") is not None or e.get("hired") is not None or e.get("separated") is not None
+           for e in employees):
+        return None
+    ids, flags, relations, bases = ([e.get(k) for e in employees] for k in ("id", "ownership_interest", "owner_relation", "basis"))
+    hours = [e.get("hours") for e in employees]
+    if not all(type(x) is str for x in ids) or not all(type(h) is dict or h is None for h in hours):
+        return None
+    ids = [x.strip() for x in ids]
+    if not all(ids) or len(set(ids)) != len(ids) or not all(f is None or type(f) is bool for f in flags):
+        return None
+    if not all(r is None or type(r) is str for r in relations) or not all(b is None or type(b) is str for b in bases):
+        return None
+    relations = [None if r is None else r.strip().lower() for r in relations]
+    bases = ["permanent" if b is None else b.strip().lower() for b in bases]
+    if not _RELATIONS.issuperset(r for r in relations if r is not None) or not _BASES.issuperset(bases):
+        return None
+    hours = [h or {} for h in hours]
+    months, values = list(chain.from_iterable(hours)), list(chain.from_iterable(map(dict.values, hours)))
+    try:
+        if _SPACE.search("".join(months)):
+            return None
+        "".join(values)  # every hour text (else ``_hours_text`` converts them)
+    except TypeError:
+        return None
+    return {
+        "employee_id": ids, "basis": bases, "ownership_interest": ["true" if f else "false" for f in flags],
+        "owner_relation": relations, "source": [f"{at}employees[{i}].hours." for i in range(len(ids))],
+        "_months": list(map(len, hours)), "month": months, "hours": values,
+    }
+
+
 def _employees_table(employees: Any, at: str = "") -> tuple[dict[str, list] | pl.DataFrame, list[Problem], pl.DataFrame | None]:
     """Embedded employees -> raw payroll rows as text columns (lists; ``_text_frame`` makes
     them a table), each row naming its JSON location (``at``: the prefix of a location of a
     several-location claim, ``locations[1].``), and the people. An employee of plain fields is
     read directly; any other is validated by ``Employee``, whose problems are the claim's."""
-    cols: dict[str, list] = {c: [] for c in (*RAW_COLUMNS, "source")}
-    found: list[Problem] = []
     if not isinstance(employees, list):
-        return pl.DataFrame(schema={c: pl.Utf8 for c in cols}), [Problem(f"{at}employees", "must be a list of employees")], None
+        return _empty(), [Problem(f"{at}employees", "must be a list of employees")], None
+    plain = _all_plain(employees, at)
+    return (plain, [], None) if plain is not None else _each_employee(employees, at)
+
+
+def _each_employee(employees: list, at: str) -> tuple[dict[str, list], list[Problem], pl.DataFrame | None]:
+    """``_employees_table`` of employees read one by one (``_plain``, else ``Employee``)."""
+    cols: dict[str, list] = {c: [] for c in (*_PER_EMPLOYEE, *_PER_MONTH)}
+    found: list[Problem] = []
     seen: dict[str, int] = {}
     who: list[dict] = []
     for i, raw in enumerate(employees):
@@ -174,14 +218,14 @@ def _employees_table(employees: Any, at: str = "") -> tuple[dict[str, list] | pl
         for month in floats:
             found.append(Problem(f"{at}employees[{i}].hours.{month}", f"the binary float {hours[month]!r}; give hours as a decimal"))
         months = [m for m, h in hours.items() if not isinstance(h, float)] if floats else list(hours)
-        n = len(months)
-        cols["employee_id"] += [emp_id] * n
+        cols["employee_id"].append(emp_id)
+        cols["basis"].append(basis)
+        cols["ownership_interest"].append("true" if flag else "false")
+        cols["owner_relation"].append(relation)
+        cols["source"].append(f"{at}employees[{i}].hours.")  # the month is added by ``_text_frame``
+        cols["_months"].append(len(months))
         cols["month"] += months
         cols["hours"] += text
-        cols["basis"] += [basis] * n
-        cols["ownership_interest"] += ["true" if flag else "false"] * n
-        cols["owner_relation"] += [relation] * n
-        cols["source"] += [f"{at}employees[{i}].hours."] * n  # the month is added by ``_text_frame``
         if emp is not None and (emp.name or emp.ssn or emp.hired or emp.separated):
             who.append({"employee_id": emp.id, "source": f"{at}employees[{i}]", "name": emp.name, "ssn": emp.ssn,
                         "hired": emp.hired and emp.hired.isoformat(), "separated": emp.separated and emp.separated.isoformat()})
@@ -205,9 +249,22 @@ class _Parsed:
     several: bool = False
 
 
-def _text_frame(cols: dict[str, list], schema: dict | None = None) -> pl.DataFrame:
-    """``_employees_table``'s columns as a table, each row's source completed with its month."""
-    return pl.DataFrame(cols, schema=schema or {c: pl.Utf8 for c in cols}).with_columns(pl.col("source") + pl.col("month"))
+#: ``_employees_table``'s lists: one entry per employee (``_months``: how many months it gives), one per employee-month
+_PER_EMPLOYEE = ("employee_id", "basis", "ownership_interest", "owner_relation", "source", "_months")
+_PER_MONTH = ("month", "hours")
+
+
+def _text_frame(cols: dict[str, list]) -> pl.DataFrame:
+    """``_employees_table``'s lists (of one claim or, with ``claim_id`` per employee, of many) as
+    one row per employee-month: each employee's fields repeated over its months (in polars, not
+    one Python string per row), each row's source completed with its month."""
+    per_employee = [c for c in cols if c not in _PER_MONTH]
+    people = pl.DataFrame({c: cols[c] for c in per_employee},
+                          schema={c: pl.Int64 if c in ("claim_id", "_months") else pl.Utf8 for c in per_employee})
+    rows = people.select(pl.exclude("_months").repeat_by("_months")).explode(pl.all(), empty_as_null=False)
+    months = pl.DataFrame({c: cols[c] for c in _PER_MONTH}, schema=dict.fromkeys(_PER_MONTH, pl.Utf8))
+    return rows.hstack(months).select(
+        *RAW_COLUMNS, pl.col("source") + pl.col("month"), *(["claim_id"] if "claim_id" in cols else []))
 
 
 def _empty() -> pl.DataFrame:
@@ -330,17 +387,17 @@ def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
     embedded employees' rows of consecutive claims become one table, not one each."""
     columns = (*RAW_COLUMNS, "source")
     frames: list[pl.DataFrame] = []
-    lists: dict[str, list] = {c: [] for c in (*columns, "claim_id")}
+    lists: dict[str, list] = {c: [] for c in (*_PER_EMPLOYEE, *_PER_MONTH, "claim_id")}
 
     def flush() -> None:
         if lists["claim_id"]:
-            frames.append(_text_frame(lists, {**{c: pl.Utf8 for c in columns}, "claim_id": pl.Int64}))
+            frames.append(_text_frame(lists))
             for v in lists.values():
                 v.clear()
 
     for i, p in enumerate(parsed):
         if isinstance(p.raw, dict):
-            for c in columns:
+            for c in (*_PER_EMPLOYEE, *_PER_MONTH):
                 lists[c] += p.raw[c]
             lists["claim_id"] += [i] * len(p.raw["source"])
             continue

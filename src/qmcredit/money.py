@@ -4,6 +4,7 @@ rounding only where RULES.md says (the rules round in ``law``; this module only 
 from __future__ import annotations
 
 import functools
+import math
 from decimal import Decimal
 from fractions import Fraction
 
@@ -23,7 +24,12 @@ def cents(x: Decimal) -> int:
 
 
 def from_cents(c: int) -> Decimal:
+    if -_EXACT_CENTS < c < _EXACT_CENTS:
+        return Decimal(c).scaleb(-2)  # the same Decimal as the division, quantized, in one step
     return (Decimal(c) / 100).quantize(CENT)
+
+
+_EXACT_CENTS = 10**26  # below it, dividing by 100 and quantizing is exact within Decimal's 28 digits
 
 
 def money(x: Decimal) -> str:
@@ -45,11 +51,22 @@ def _places(den: int, places: int) -> tuple[int, bool]:
 def exact_decimal(x: Fraction, places: int = 6) -> str:
     """A position count or ratio as a decimal string: every digit when it terminates (at least
     `places` decimals), else rounded half-up to `places` decimals (FORMAT.md)."""
-    k, terminates = _places(x.denominator, places)
+    return _exact_text(x.numerator, x.denominator, places)
+
+
+def exact_ratio(num: int, den: int, places: int = 6) -> str:
+    """``exact_decimal(Fraction(num, den))`` of whole numbers (``den`` > 0), without the Fraction."""
+    g = math.gcd(num, den)
+    return _exact_text(num // g, den // g, places)
+
+
+def _exact_text(numerator: int, denominator: int, places: int) -> str:
+    """``exact_decimal`` of the fraction in lowest terms ``numerator / denominator``."""
+    k, terminates = _places(denominator, places)
     # |x| x 10^k in whole numbers: exact when x terminates within k places, else half-up
-    num, den = abs(x.numerator) * 10**k, x.denominator
-    digits = num // den if terminates else (2 * num + den) // (2 * den)
-    sign = "-" if x < 0 and digits else ""
+    num = abs(numerator) * 10**k
+    digits = num // denominator if terminates else (2 * num + denominator) // (2 * denominator)
+    sign = "-" if numerator < 0 and digits else ""
     whole, frac = divmod(digits, 10**k)
     return f"{sign}{whole}.{str(frac).rjust(k, '0')}"
 
