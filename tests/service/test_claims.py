@@ -40,6 +40,24 @@ def test_posted_claim_gets_the_cli_determination(office, path):
     assert again.json() == posted
 
 
+@pytest.mark.parametrize("path", [p for p in ONE_LOCATION if not json.loads(p.read_bytes()).get("payroll")], ids=lambda p: p.name[:2])
+def test_stored_determination_is_the_dict_paths_text_and_answers_agree(office, path):
+    """The office writes the determination column-wise (``Determination.to_json``) and answers from
+    its figures without the trace: the text stored is, byte for byte, ``json.dumps`` of the whole
+    ``to_dict``, and the answer without the trace is that less its ``explanation`` (B1)."""
+    from sqlalchemy import select
+
+    from qmcredit.service.models import Revision
+
+    r = office.client.post("/api/v1/claims", content=path.read_bytes(), headers={**office.auth("preparer"), "content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    whole = qmcredit.decide(qmcredit.claim_from_json(path.read_bytes(), source="upload")).to_dict()
+    with office.db.read() as session:
+        stored = session.execute(select(Revision.determination).where(Revision.claim_id == r.json()["id"])).scalar_one()
+    assert stored == json.dumps(whole, ensure_ascii=False)
+    assert r.json()["determination"] == json.loads(json.dumps({k: v for k, v in whole.items() if k != "explanation"}))
+
+
 def test_a_claim_of_several_locations_is_refused_naming_locations(office):
     """L6: the office files one location per claim (its return is the taxpayer's claims)."""
     path = next(EXAMPLES.glob("07*.claim.json"))

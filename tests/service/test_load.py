@@ -30,3 +30,31 @@ def test_concurrent_submissions_are_all_answered_and_stored(tmp_path):
             proc.wait(timeout=30)
     assert result["statuses"] == {201: 40}
     assert result["lost"] == 0 and result["server_errors"] == 0 and result["stored"] == 40
+
+
+@pytest.mark.slow
+def test_two_worker_processes_on_sqlite_take_turns_and_keep_one_chain(tmp_path, monkeypatch):
+    """``QMCREDIT_WORKERS=2`` on one SQLite file: the processes' writers queue on the file lock
+    beside it (``db.WriterQueue``), every claim stored, the audit chain unbroken."""
+    from qmcredit.service.audit import verify
+    from qmcredit.service.db import Database
+
+    load = _load_module()
+    monkeypatch.setenv("QMCREDIT_WORKERS", "2")
+    with load.fresh_database(None, str(tmp_path)) as url:
+        proc, base, token = load.start_server(url, str(tmp_path))
+        try:
+            result = load.run(base, token, claims=40, concurrency=8, deadline=120)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        db = Database(url)
+        try:
+            with db.read() as session:
+                count, broken = verify(session)
+        finally:
+            db.dispose()
+    assert result["statuses"] == {201: 40}
+    assert result["lost"] == 0 and result["server_errors"] == 0 and result["stored"] == 40
+    assert broken is None and count > 40 * 4
+    assert Path(url.removeprefix("sqlite:///") + ".writers").exists()

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
+from sqlalchemy.event import listens_for
 from sqlalchemy.orm import Session
 
 from . import exact_json
@@ -32,31 +33,41 @@ def event_hash(prev_hash: str, event: Mapping[str, Any] | AuditEvent) -> str:
     return hashlib.sha256(json.dumps([prev_hash, *fields], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def _last_hash(session: Session) -> str:
-    """The hash the next event of this transaction follows: read from the log once per
-    transaction (after taking the chain's lock on PostgreSQL), then this transaction's own last."""
+def _chain(session: Session) -> dict:
+    """This transaction's part of the chain: the hash its next event follows, read from the log
+    once (after taking the chain's lock on PostgreSQL), and its events not yet written."""
     txn = session.get_transaction()
     kept = session.info.get("audit_chain")
-    if kept is not None and kept[0] is txn:
-        return kept[1]
+    if kept is not None and kept["transaction"] is txn:
+        return kept
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CHAIN_LOCK})
     last = session.execute(select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)).scalar_one_or_none()
-    return last or ""
+    kept = session.info["audit_chain"] = {"transaction": txn, "last": last or "", "events": []}
+    return kept
 
 
 def record(session: Session, who, action: str, entity: str, entity_id, before: Any, after: Any) -> None:
-    """Append an event to the chain, in the caller's transaction (inserted with its other rows,
-    in the order recorded)."""
-    event = AuditEvent(
-        at=now(), actor_id=who.id, actor=who.username, action=action, entity=entity, entity_id=str(entity_id),
-        before=None if before is None else exact_json.dumps(before),
-        after=None if after is None else exact_json.dumps(after),
-    )
-    event.prev_hash = _last_hash(session)
-    event.hash = event_hash(event.prev_hash, event)
-    session.add(event)
-    session.info["audit_chain"] = (session.get_transaction(), event.hash)
+    """Append an event to the chain, in the caller's transaction: its events are inserted in one
+    statement as it commits (``_write_events``), in the order recorded, after its other rows."""
+    chain = _chain(session)
+    event = {
+        "at": now(), "actor_id": who.id, "actor": who.username, "action": action, "entity": entity, "entity_id": str(entity_id),
+        "before": None if before is None else exact_json.dumps(before),
+        "after": None if after is None else exact_json.dumps(after),
+        "prev_hash": chain["last"],
+    }
+    event["hash"] = chain["last"] = event_hash(event["prev_hash"], event)
+    chain["events"].append(event)
+
+
+@listens_for(Session, "before_commit")
+def _write_events(session: Session) -> None:
+    """The transaction's events, written as it commits (nothing of it is committed without them)."""
+    kept = session.info.get("audit_chain")
+    if kept is not None and kept["transaction"] is session.get_transaction() and kept["events"]:
+        events, kept["events"] = kept["events"], []
+        session.execute(insert(AuditEvent), events)
 
 
 def first_break(events: Iterable[AuditEvent]) -> tuple[int, str] | None:

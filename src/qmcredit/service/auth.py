@@ -121,9 +121,9 @@ def session_principal(request: Request, session: Session) -> Principal | None:
     key = request.session.get(SESSION_KEY) if "session" in request.scope else None
     if not isinstance(key, str):
         return None
-    row = session.execute(select(User).join(SignInSession, SignInSession.user_id == User.id).where(
+    row = session.execute(select(User.id, User.username, User.role).join(SignInSession, SignInSession.user_id == User.id).where(
         SignInSession.key_hash == token_hash(key), SignInSession.ended_at.is_(None),
-        SignInSession.expires_at > now())).scalar_one_or_none()
+        SignInSession.expires_at > now())).one_or_none()
     return None if row is None else Principal(row.id, row.username, row.role)
 
 
@@ -153,11 +153,11 @@ def principal_from_request(request: Request, session: Session) -> Principal:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "sign in with 'Authorization: Bearer <token>'", [("header.authorization", "expected a Bearer token")])
-        row = session.execute(
-            select(User).join(ApiToken, ApiToken.user_id == User.id)
+        row = session.execute(  # the columns only: no user object is built for a request
+            select(User.id, User.username, User.role).join(ApiToken, ApiToken.user_id == User.id)
             .where(ApiToken.token_hash == token_hash(token.strip()), ApiToken.revoked_at.is_(None),
                    ApiToken.expires_at > now())
-        ).scalar_one_or_none()
+        ).one_or_none()
         if row is None:
             raise ApiError(401, "unknown, expired or revoked API token", [("header.authorization", "unknown, expired or revoked token")])
         return Principal(row.id, row.username, row.role)

@@ -195,7 +195,7 @@ def _settle_return(session: Session, who: Principal, tp: Taxpayer, cause: Claim 
     ``cause``'s share is returned for its own revision (alone, if it is not in the return).
     ``fresh``: ``cause`` is the first claim of a taxpayer registered in this transaction."""
     if fresh:
-        return taxreturn.Share(cause.id, ev, ev.determination_json, (), ev.result)
+        return taxreturn.Share(cause.id, ev, ev.determination_json, (), ev.figures)
     rows = session.execute(select(Claim).where(
         Claim.taxpayer_id == tp.id, Claim.duplicate_of.is_(None), Claim.year_one_start.is_not(None), Claim.state != "denied",
     ).order_by(Claim.id).with_for_update()).scalars().all()
@@ -224,16 +224,18 @@ def _settle_return(session: Session, who: Principal, tp: Taxpayer, cause: Claim 
         _revision(session, who, c, share, reason, rev.payroll_document_id)
         record(session, who, "claim.recompute", "claim", c.id, before, snapshot(c, share.result) | {"reason": reason})
     if cause is None or cause.id not in shares:
-        return None if ev is None else taxreturn.Share(cause.id, ev, ev.determination_json, (), ev.result)
+        return None if ev is None else taxreturn.Share(cause.id, ev, ev.determination_json, (), ev.figures)
     return shares[cause.id]
 
 
 class Filed(NamedTuple):
-    """A claim just filed, its taxpayer and its stored determination (as JSON values)."""
+    """A claim just filed, its taxpayer and its stored determination: its figures as JSON values
+    (the trace, B1, perhaps left out) and the text stored."""
 
     claim: Claim
     taxpayer: Taxpayer
     determination: dict
+    determination_json: str
 
 
 def settle(session: Session, who: Principal, tp: Taxpayer, after: str) -> None:
@@ -264,7 +266,7 @@ def file(session: Session, who: Principal, ev: Evaluation, submit: bool) -> File
     share = _settle_return(session, who, tp, claim, ev, f"claim {claim.id} was filed", fresh)
     _revision(session, who, claim, share, "filed", _payroll_document(session, who, claim, ev.payroll))
     record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, share.result))
-    return Filed(claim, tp, share.result)
+    return Filed(claim, tp, share.result, share.determination_json)
 
 
 def approved_revision(session: Session, claim: Claim) -> int | None:

@@ -18,9 +18,10 @@ def serve(
     seed_examples: Annotated[bool, typer.Option(
         "--seed-examples/--no-seed-examples",
         help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens.")] = True,
+    workers: Annotated[int | None, typer.Option(
+        min=1, max=64, help="Server processes; default $QMCREDIT_WORKERS, else 1 (SQLite's writers take turns, docs/service.md).")] = None,
 ) -> None:
-    """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json.
-    QMCREDIT_WORKERS=n serves from n processes."""
+    """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
     import uvicorn
 
     from .app import create_app
@@ -44,7 +45,7 @@ def serve(
         for user, token in seeded.tokens.items():
             typer.echo(f"  {user:10s} Authorization: Bearer {token}")
         typer.echo(f"try: curl -H 'Authorization: Bearer {seeded.tokens['examiner']}' {address}/api/v1/claims")
-    workers = int(os.environ.get("QMCREDIT_WORKERS", "1"))
+    workers = workers or int(os.environ.get("QMCREDIT_WORKERS", "1"))
     if workers > 1:  # worker processes build their own app from the same settings
         os.environ.update(QMCREDIT_DATABASE_URL=settings.database_url, QMCREDIT_SESSION_SECRET=settings.session_secret)
         # the workers share the cores: each decides its claims with a share of them (polars reads this at import)

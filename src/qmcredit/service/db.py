@@ -8,6 +8,7 @@ retries the whole unit of work once such a key refused it, so the retry sees wha
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +21,11 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+
+try:
+    import fcntl
+except ImportError:  # Windows has none: there the processes queue in SQLite's busy handler
+    fcntl = None
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 T = TypeVar("T")
@@ -66,6 +72,43 @@ def migrate(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
+class WriterQueue:
+    """SQLite's writers, one at a time: this process's threads queue on a lock and, for a database
+    file, the processes (``QMCREDIT_WORKERS``) on an exclusive ``flock`` of a file beside it
+    (``<database>.writers``), which the kernel hands to the next waiter as soon as it is released."""
+
+    def __init__(self, database: str | None):
+        self._threads = threading.Lock()
+        self._file = None if fcntl is None or not database or database == ":memory:" or database.startswith("file:") else f"{database}.writers"
+        self._fd: int | None = None
+        self._pid = 0  # a forked process opens its own (a lock is shared through an inherited file)
+
+    def __enter__(self) -> None:
+        self._threads.acquire()
+        if self._file is None:
+            return
+        try:
+            if self._fd is None or self._pid != os.getpid():
+                self._fd, self._pid = os.open(self._file, os.O_RDWR | os.O_CREAT, 0o600), os.getpid()
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+    def close(self) -> None:
+        with self._threads:
+            if self._fd is not None and self._pid == os.getpid():
+                os.close(self._fd)
+            self._fd = None
+
+
 class Database:
     """The engine and its sessions; ``write`` runs a unit of work as one transaction."""
 
@@ -75,9 +118,9 @@ class Database:
         # SQLite readers open a plain (deferred) transaction: in WAL mode they never wait for a writer.
         self.read_engine = make_engine(url, "BEGIN") if self.engine.dialect.name == "sqlite" else self.engine
         self.read_sessions = sessionmaker(self.read_engine, expire_on_commit=False)
-        # SQLite has one writer at a time: queue this process's writers on a lock, which wakes the
-        # next at once, rather than on SQLite's busy handler, which polls with growing sleeps.
-        self._writers = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()
+        # SQLite has one writer at a time: queue the writers on a lock, which wakes the next at once,
+        # rather than on SQLite's busy handler, which polls with growing sleeps.
+        self._writers = WriterQueue(self.engine.url.database) if self.engine.dialect.name == "sqlite" else nullcontext()
 
     @contextmanager
     def read(self):
@@ -101,6 +144,8 @@ class Database:
     def dispose(self) -> None:
         self.engine.dispose()
         self.read_engine.dispose()
+        if isinstance(self._writers, WriterQueue):
+            self._writers.close()
 
 
 def _retryable(exc: Exception) -> bool:

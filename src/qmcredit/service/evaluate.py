@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import zipfile
 from dataclasses import dataclass
 from datetime import date
@@ -60,22 +59,28 @@ class Evaluation:
 
     @cached_property
     def result(self) -> dict:
-        """The determination as JSON values (with its trace), built once: what is stored is this
-        written out, so nothing is read back to learn what was just decided."""
+        """The determination as JSON values, with its trace (B1)."""
         return self.determination.to_dict(explain=True)
 
     @cached_property
+    def figures(self) -> dict:
+        """The determination as JSON values without its trace: ``result`` but ``explanation``,
+        what the office keys, ledgers and answers on (the trace is only written, as text)."""
+        return self.determination.to_dict(explain=False)
+
+    @cached_property
     def determination_json(self) -> str:
-        """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it."""
-        return json.dumps(self.result, ensure_ascii=False)
+        """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it
+        (its employee-month trace written column-wise, ``Determination.to_json``)."""
+        return self.determination.to_json()
 
     @property
     def year_one_start(self) -> date | None:
         """E4: the first day of credit year one, when the claim is eligible (an ineligible claim
         allows no credit and so takes no credit period)."""
-        if not self.result["eligible"]:
+        if not self.figures["eligible"]:
             return None
-        start = ((self.result.get("windows") or {}).get("year_one") or {}).get("start")
+        start = ((self.figures.get("windows") or {}).get("year_one") or {}).get("start")
         return date.fromisoformat(start) if start else None
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from . import exact_json
@@ -32,8 +32,10 @@ def entries(result: dict) -> list[dict]:
 
 
 def store(session: Session, claim: Claim, revision: Revision, result: dict) -> None:
-    for row in entries(result):
-        session.add(LedgerEntry(taxpayer_id=claim.taxpayer_id, claim_id=claim.id, revision_id=revision.id, **row))
+    """The revision's ledger rows, in one statement."""
+    rows = [{"taxpayer_id": claim.taxpayer_id, "claim_id": claim.id, "revision_id": revision.id, **row} for row in entries(result)]
+    if rows:
+        session.execute(insert(LedgerEntry), rows)
 
 
 def _rooms(session: Session, taxpayer_id: int) -> dict[str, tuple[str, str | None]]:

@@ -43,7 +43,8 @@ class Share:
     evaluation: Evaluation
     determination_json: str
     rewritten: tuple[str, ...]  # what of the document changed: "periods", "options"
-    #: the determination as JSON values, when the caller has them (else read from the text)
+    #: the determination as JSON values, when the caller has them (else read from the text); its
+    #: trace (``explanation``) may be left out, it is in the text
     data: dict | None = None
 
     @property
@@ -113,7 +114,7 @@ def decide(members: list[Member], lead: int | None) -> dict[int, Share]:
         return {}
     if len(members) == 1:  # a lone claim is its own return: nothing to align, decided as it is
         ev = members[0].evaluation
-        return {members[0].claim_id: Share(members[0].claim_id, ev, ev.determination_json, (), ev.result)}
+        return {members[0].claim_id: Share(members[0].claim_id, ev, ev.determination_json, (), ev.figures)}
     members = sorted(members, key=lambda m: m.claim_id)
     lead = members[0].claim_id if lead is None or lead not in {m.claim_id for m in members} else lead
     periods, options = the_return(members, lead)

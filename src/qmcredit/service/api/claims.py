@@ -81,8 +81,10 @@ def claim_view(claim: Claim, tp: Taxpayer, det: dict, cited: dict[str, list[int]
 
 
 def filed_view(filed: claims.Filed, explain: bool) -> dict:
-    """A claim just filed, from what was stored (a new claim's documents cite no figure yet)."""
-    return claim_view(filed.claim, filed.taxpayer, filed.determination, {}, explain)
+    """A claim just filed, from what was stored (a new claim's documents cite no figure yet);
+    with its trace, read from the text stored, as reading the claim gives it."""
+    det = exact_json.loads_stored(filed.determination_json) if explain else filed.determination
+    return claim_view(filed.claim, filed.taxpayer, det, {}, explain)
 
 
 EXPLAIN = Query(False, description="include the explanation trace (B1), down to each employee-month")
