@@ -4,6 +4,7 @@ ledgers, every group adds up to the totals, and the files open as they should (i
 from __future__ import annotations
 
 import re
+import zipfile
 from datetime import date
 from decimal import Decimal
 
@@ -144,3 +145,38 @@ def test_the_report_reads_offline(cost):
     assert re.findall(r"(?:https?:)?//[^\s\"'<>]+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg ")
     assert "<script" not in html and "<link" not in html and "@import" not in html
     assert html.count("<svg ") == 3
+
+
+def test_workbook_numbers_are_the_tables_decimal_text(cost):
+    """Each number of the workbook is the table's exact decimal text (the nearest double once a
+    spreadsheet reads it), never a float's longer digits."""
+    from openpyxl import load_workbook
+
+    wb = load_workbook(cost / "analysis.xlsx", read_only=True)
+    for name in ("by_tax", "claims"):
+        df = pl.read_parquet(cost / f"{name}.parquet")
+        rows = list(wb[name].iter_rows(min_row=2, values_only=True))
+        for want, got in zip(df.iter_rows(), rows):
+            for col, w, g in zip(df.columns, want, got):
+                if isinstance(w, str) and re.fullmatch(r"-?\d+\.\d+", w):
+                    assert g == float(Decimal(w)), (name, col, w, g)
+    sheets = "".join(zipfile.ZipFile(cost / "analysis.xlsx").read(f"xl/worksheets/sheet{k}.xml").decode() for k in range(1, 7))
+    texts = {v for row in pl.read_parquet(cost / "by_tax.parquet").rows() for v in row if isinstance(v, str) and re.fullmatch(r"-?\d+\.\d+", v)}
+    assert texts and all(f"<v>{v}</v>" in sheets for v in texts)
+
+
+def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
+    """Excel holds 1,048,576 rows a sheet: a longer table's sheet stops there and says where the
+    rest is (the Parquet and CSV tables hold every row)."""
+    from openpyxl import load_workbook
+
+    from qmcredit.analysis.outputs import write_workbook
+
+    df = pl.DataFrame({"claim_id": [f"c{k}" for k in range(10)], "cost": [f"{k}.50" for k in range(10)]})
+    write_workbook({"claims": df, "totals": df.head(3)}, tmp_path / "w.xlsx", max_rows=6)
+    wb = load_workbook(tmp_path / "w.xlsx")
+    rows = [[c.value for c in r] for r in wb["claims"].iter_rows()]
+    assert rows[:5] == [["claim_id", "cost"], *([f"c{k}", k + 0.5] for k in range(4))]
+    assert len(rows) == 6 and rows[5][0].startswith("6 more rows, beyond Excel's 6 a sheet: every row is in claims.parquet and claims.csv")
+    assert [[c.value for c in r] for r in wb["totals"].iter_rows()][1:] == [[f"c{k}", k + 0.5] for k in range(3)]
+    assert wb["claims"]["A1"].font.bold and wb["claims"].freeze_panes == "A2"

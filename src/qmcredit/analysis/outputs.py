@@ -34,6 +34,10 @@ def write_tables(tables: dict[str, pl.DataFrame], out: Path) -> dict[str, Path]:
     return written
 
 
+#: Excel's rows a sheet, its header row included.
+EXCEL_ROWS = 1_048_576
+
+
 def _cell(column: str, value):
     if value is None or column in _LABELS or not isinstance(value, str):
         return value
@@ -43,29 +47,29 @@ def _cell(column: str, value):
         return value
 
 
-def write_workbook(tables: dict[str, pl.DataFrame], path: Path) -> Path:
-    """One sheet per table (the sheet named after it), a bold header row, money as numbers."""
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
+def write_workbook(tables: dict[str, pl.DataFrame], path: Path, max_rows: int = EXCEL_ROWS) -> Path:
+    """One sheet per table (the sheet named after it), a bold header row, money as numbers,
+    streamed row by row (xlsxwriter's constant memory). A table longer than a sheet's ``max_rows``
+    (Excel's limit) is cut there: its last row says how many rows are left to ``NAME.parquet``
+    and ``NAME.csv``, which hold them all."""
+    import xlsxwriter
 
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.utils import get_column_letter
-
-    wb = Workbook(write_only=True)  # streamed: a statewide claims sheet writes in seconds
-    for name, df in tables.items():
-        ws = wb.create_sheet(name[:31])
-        for k, col in enumerate(df.columns, start=1):
-            ws.column_dimensions[get_column_letter(k)].width = max(10, min(40, len(col) + 2))
-        ws.freeze_panes = "A2"
-        head = []
-        for col in df.columns:
-            cell = WriteOnlyCell(ws, value=col)
-            cell.font = Font(bold=True)
-            head.append(cell)
-        ws.append(head)
-        for row in df.iter_rows():
-            ws.append([_cell(col, v) for col, v in zip(df.columns, row)])
     tmp = path.with_name(f".{path.name}.tmp")
-    wb.save(tmp)
+    wb = xlsxwriter.Workbook(str(tmp), {"constant_memory": True, "strings_to_numbers": False, "strings_to_formulas": False,
+                                        "strings_to_urls": False})
+    bold = wb.add_format({"bold": True})
+    for name, df in tables.items():
+        ws = wb.add_worksheet(name[:31])
+        for k, col in enumerate(df.columns):
+            ws.set_column(k, k, max(10, min(40, len(col) + 2)))
+        ws.freeze_panes(1, 0)
+        ws.write_row(0, 0, df.columns, bold)
+        fits = df.height if df.height < max_rows else max_rows - 2
+        columns = df.columns
+        for r, row in enumerate(df.head(fits).iter_rows(), start=1):
+            ws.write_row(r, 0, [_cell(col, v) for col, v in zip(columns, row)])
+        if fits < df.height:
+            ws.write(fits + 1, 0, f"{df.height - fits:,} more rows, beyond Excel's {max_rows:,} a sheet: every row is in {name}.parquet and {name}.csv")
+    wb.close()
     os.replace(tmp, path)
     return path
