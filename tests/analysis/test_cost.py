@@ -180,3 +180,28 @@ def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
     assert len(rows) == 6 and rows[5][0].startswith("6 more rows, beyond Excel's 6 a sheet: every row is in claims.parquet and claims.csv")
     assert [[c.value for c in r] for r in wb["totals"].iter_rows()][1:] == [[f"c{k}", k + 0.5] for k in range(3)]
     assert wb["claims"]["A1"].font.bold and wb["claims"].freeze_panes == "A2"
+
+
+def test_the_batch_tables_and_the_determinations_give_the_same_costs(data, tmp_path):
+    """One way to the cost tables: the batch's tables read as columns (``read_claims``, what
+    ``qmcredit cost`` and ``reform`` read) give what each claim's determination gives as the
+    office reads it (``from_determination``, the cost page's), table by table, claim by claim."""
+    import json
+
+    from qmcredit.analysis.cost import NO_POSITIONS, ClaimCost, claim_table, cost_tables, from_determination, frame_of, read_results
+    from qmcredit.analysis.tables import analysis_tables
+
+    qmcredit("batch", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--out", str(tmp_path / "batch"), "--jsonl")
+    columns = read_results(tmp_path / "batch", data / "in/claims.parquet")
+    taxes = dict(columns.claims.select("claim_id", "tax").iter_rows())
+    dets = [json.loads(line) for line in (tmp_path / "batch/determinations.jsonl").read_text().splitlines()]
+    office = [from_determination(d["claim_id"], taxes[d["claim_id"]], d) if d.get("periods") is not None
+              else ClaimCost(d["claim_id"], taxes[d["claim_id"]], False, False, None, (0, 0), (NO_POSITIONS, NO_POSITIONS), (), 0, 0, False)
+              for d in sorted(dets, key=lambda d: d["claim_id"])]
+    assert sum(not c.decided for c in office) > 0 and sum(c.eligible for c in office) > 100
+    for name, table in cost_tables(columns).items():
+        assert table.equals(cost_tables(office)[name]), name
+    assert claim_table(columns).equals(claim_table(frame_of(office)))
+    both = analysis_tables({"baseline": columns, "again": office})
+    assert set(both["changes"].row(0, named=True).items()) >= {("same", len(office)), ("gain", 0), ("lose", 0), ("timing", 0)}
