@@ -180,6 +180,11 @@ def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
     assert len(rows) == 6 and rows[5][0].startswith("6 more rows, beyond Excel's 6 a sheet: every row is in claims.parquet and claims.csv")
     assert [[c.value for c in r] for r in wb["totals"].iter_rows()][1:] == [[f"c{k}", k + 0.5] for k in range(3)]
     assert wb["claims"]["A1"].font.bold and wb["claims"].freeze_panes == "A2"
+    odd = pl.DataFrame({"claim_id": ["007", "a&b <c>", "tab\there\x01"], "eligible": [True, False, None], "claims": [1, 2, 3],
+                        "cost": ["-0.05", "1e5", None]})
+    write_workbook({"odd": odd}, tmp_path / "odd.xlsx")
+    assert [[c.value for c in r] for r in load_workbook(tmp_path / "odd.xlsx")["odd"].iter_rows(min_row=2)] == [
+        ["007", True, 1, -0.05], ["a&b <c>", False, 2, "1e5"], ["tab\there_x0001_", None, 3, None]]  # XML holds no \x01: Excel's escape
 
 
 def test_the_batch_tables_and_the_determinations_give_the_same_costs(data, tmp_path):

@@ -2,19 +2,18 @@
 workbook with one sheet per table, and the HTML report (``report``).
 
 Tables hold money and positions as text with their exact digits (Parquet, CSV); the workbook
-writes them as numbers from their decimal text (``Decimal``, never a float on the way), so a
-spreadsheet adds them up.
+writes them as numbers of those digits (never a float on the way), so a spreadsheet adds them up.
 """
 
 from __future__ import annotations
 
 import os
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import polars as pl
 
 from ..batch.outputs import write_parquet
+from . import xlsx
 
 #: Text columns that are not numbers, kept as text in the workbook.
 _LABELS = {"scenario", "claim_id", "tax", "firm_size", "credit_year", "status", "change", "ineligible_because"}
@@ -38,38 +37,11 @@ def write_tables(tables: dict[str, pl.DataFrame], out: Path) -> dict[str, Path]:
 EXCEL_ROWS = 1_048_576
 
 
-def _cell(column: str, value):
-    if value is None or column in _LABELS or not isinstance(value, str):
-        return value
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        return value
-
-
 def write_workbook(tables: dict[str, pl.DataFrame], path: Path, max_rows: int = EXCEL_ROWS) -> Path:
-    """One sheet per table (the sheet named after it), a bold header row, money as numbers,
-    streamed row by row (xlsxwriter's constant memory). A table longer than a sheet's ``max_rows``
-    (Excel's limit) is cut there: its last row says how many rows are left to ``NAME.parquet``
-    and ``NAME.csv``, which hold them all."""
-    import xlsxwriter
-
+    """One sheet per table (the sheet named after it), a bold header row, money as numbers
+    (``xlsx``). A table longer than a sheet's ``max_rows`` (Excel's limit) is cut there: its last
+    row says how many rows are left to ``NAME.parquet`` and ``NAME.csv``, which hold them all."""
     tmp = path.with_name(f".{path.name}.tmp")
-    wb = xlsxwriter.Workbook(str(tmp), {"constant_memory": True, "strings_to_numbers": False, "strings_to_formulas": False,
-                                        "strings_to_urls": False})
-    bold = wb.add_format({"bold": True})
-    for name, df in tables.items():
-        ws = wb.add_worksheet(name[:31])
-        for k, col in enumerate(df.columns):
-            ws.set_column(k, k, max(10, min(40, len(col) + 2)))
-        ws.freeze_panes(1, 0)
-        ws.write_row(0, 0, df.columns, bold)
-        fits = df.height if df.height < max_rows else max_rows - 2
-        columns = df.columns
-        for r, row in enumerate(df.head(fits).iter_rows(), start=1):
-            ws.write_row(r, 0, [_cell(col, v) for col, v in zip(columns, row)])
-        if fits < df.height:
-            ws.write(fits + 1, 0, f"{df.height - fits:,} more rows, beyond Excel's {max_rows:,} a sheet: every row is in {name}.parquet and {name}.csv")
-    wb.close()
+    xlsx.write(tables, tmp, _LABELS, max_rows)
     os.replace(tmp, path)
     return path
