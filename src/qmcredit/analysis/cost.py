@@ -35,7 +35,6 @@ import polars as pl
 from ..money import from_cents, money, money_text
 
 SIZE_BANDS = ("0", "1-9", "10-49", "50-249", "250+")
-CLAIMS_TABLE_COLUMNS = ("claim_id", "tax")
 NO_POSITIONS = Decimal("0.000000")
 
 
