@@ -12,6 +12,13 @@ a user runs it (wall time, peak memory of the process tree):
   P1-P4 counted again, from the rows in memory).
 
     python benchmarks/bench_reform.py 1e6 1e7 [1.5e8] [--rounds 3]
+
+With ``--before SRC`` (the ``src`` folder of another checkout), processor time instead of wall
+time, for a loaded machine: each round runs the batch, the reform under ``SRC`` and the reform
+under this checkout, interleaved, and reports each one's user+sys seconds (its process and its
+children's, ``resource.RUSAGE_CHILDREN``): medians and ranges.
+
+    python benchmarks/bench_reform.py 1e6 --before /tmp/base/src --rounds 5 [--data DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -19,6 +26,11 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 from bench_batch import DATA, HERE, ensure_data, measure
@@ -54,11 +66,47 @@ def bench(rows: int, rounds: int) -> dict:
     }
 
 
+def cpu(code: str, src: str | None) -> tuple[float, dict]:
+    """``code`` run in a fresh interpreter (``src`` first on its path, if given): its processor
+    seconds (user + sys, its children's included) and what it printed."""
+    env = dict(os.environ, PYTHONPATH=src) if src else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    return round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2), json.loads(done.stdout)
+
+
+def bench_cpu(data: Path, out: Path, before: str, after: str | None, rounds: int) -> dict:
+    """Processor time, interleaved: the batch, the reform before (``before``) and after (``after``, default: this checkout)."""
+    runs = {"batch": ("batch", [], after), "reform_before": ("reform", RUNS["reform"][1], before), "reform_after": ("reform", RUNS["reform"][1], after)}
+    got: dict[str, list[float]] = {k: [] for k in runs}
+    seconds = {}
+    for _ in range(rounds):
+        for name, (cmd, extra, src) in runs.items():
+            t, printed = cpu(COMMAND.format(data=str(data), cmd=cmd, out=str(out / f"out-{name}"), extra=extra), src)
+            got[name].append(t)
+            seconds[name] = printed["seconds"]
+    med = {k: statistics.median(v) for k, v in got.items()}
+    return {"data": str(data), "rounds": rounds, "load_average": os.getloadavg(), **{f"{k}_cpu_s": v for k, v in got.items()},
+            **{f"{k}_median_s": v for k, v in med.items()}, "last_seconds": seconds,
+            "reform_over_batch_before": round(med["reform_before"] / med["batch"], 2), "reform_over_batch_after": round(med["reform_after"] / med["batch"], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sizes", nargs="+", type=float, help="employee-month rows, e.g. 1e6 1e7 1.5e8")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best of each is compared")
+    ap.add_argument("--before", help="processor time: the src folder of the code to compare with (main, say)")
+    ap.add_argument("--after", help="with --before: the src folder of the code measured (default: the installed qmcredit)")
+    ap.add_argument("--data", type=Path, default=DATA, help="where the rows-N folders are (with --before)")
+    ap.add_argument("--out", type=Path, default=DATA, help="where the runs write (with --before)")
     args = ap.parse_args()
+    if args.before:
+        for size in args.sizes:
+            print(json.dumps(bench_cpu(args.data / f"rows-{int(size)}", args.out / f"rows-{int(size)}", args.before, args.after, args.rounds)), flush=True)
+        return
     import qmcredit
 
     compileall.compile_dir(Path(qmcredit.__file__).parent, quiet=1)

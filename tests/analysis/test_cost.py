@@ -4,6 +4,7 @@ ledgers, every group adds up to the totals, and the files open as they should (i
 from __future__ import annotations
 
 import re
+import zipfile
 from datetime import date
 from decimal import Decimal
 
@@ -144,3 +145,68 @@ def test_the_report_reads_offline(cost):
     assert re.findall(r"(?:https?:)?//[^\s\"'<>]+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg ")
     assert "<script" not in html and "<link" not in html and "@import" not in html
     assert html.count("<svg ") == 3
+
+
+def test_workbook_numbers_are_the_tables_decimal_text(cost):
+    """Each number of the workbook is the table's exact decimal text (the nearest double once a
+    spreadsheet reads it), never a float's longer digits."""
+    from openpyxl import load_workbook
+
+    wb = load_workbook(cost / "analysis.xlsx", read_only=True)
+    for name in ("by_tax", "claims"):
+        df = pl.read_parquet(cost / f"{name}.parquet")
+        rows = list(wb[name].iter_rows(min_row=2, values_only=True))
+        for want, got in zip(df.iter_rows(), rows):
+            for col, w, g in zip(df.columns, want, got):
+                if isinstance(w, str) and re.fullmatch(r"-?\d+\.\d+", w):
+                    assert g == float(Decimal(w)), (name, col, w, g)
+    sheets = "".join(zipfile.ZipFile(cost / "analysis.xlsx").read(f"xl/worksheets/sheet{k}.xml").decode() for k in range(1, 7))
+    texts = {v for row in pl.read_parquet(cost / "by_tax.parquet").rows() for v in row if isinstance(v, str) and re.fullmatch(r"-?\d+\.\d+", v)}
+    assert texts and all(f"<v>{v}</v>" in sheets for v in texts)
+
+
+def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
+    """Excel holds 1,048,576 rows a sheet: a longer table's sheet stops there and says where the
+    rest is (the Parquet and CSV tables hold every row)."""
+    from openpyxl import load_workbook
+
+    from qmcredit.analysis.outputs import write_workbook
+
+    df = pl.DataFrame({"claim_id": [f"c{k}" for k in range(10)], "cost": [f"{k}.50" for k in range(10)]})
+    write_workbook({"claims": df, "totals": df.head(3)}, tmp_path / "w.xlsx", max_rows=6)
+    wb = load_workbook(tmp_path / "w.xlsx")
+    rows = [[c.value for c in r] for r in wb["claims"].iter_rows()]
+    assert rows[:5] == [["claim_id", "cost"], *([f"c{k}", k + 0.5] for k in range(4))]
+    assert len(rows) == 6 and rows[5][0].startswith("6 more rows, beyond Excel's 6 a sheet: every row is in claims.parquet and claims.csv")
+    assert [[c.value for c in r] for r in wb["totals"].iter_rows()][1:] == [[f"c{k}", k + 0.5] for k in range(3)]
+    assert wb["claims"]["A1"].font.bold and wb["claims"].freeze_panes == "A2"
+    odd = pl.DataFrame({"claim_id": ["007", "a&b <c>", "tab\there\x01"], "eligible": [True, False, None], "claims": [1, 2, 3],
+                        "cost": ["-0.05", "1e5", None]})
+    write_workbook({"odd": odd}, tmp_path / "odd.xlsx")
+    assert [[c.value for c in r] for r in load_workbook(tmp_path / "odd.xlsx")["odd"].iter_rows(min_row=2)] == [
+        ["007", True, 1, -0.05], ["a&b <c>", False, 2, "1e5"], ["tab\there_x0001_", None, 3, None]]  # XML holds no \x01: Excel's escape
+
+
+def test_the_batch_tables_and_the_determinations_give_the_same_costs(data, tmp_path):
+    """One way to the cost tables: the batch's tables read as columns (``read_claims``, what
+    ``qmcredit cost`` and ``reform`` read) give what each claim's determination gives as the
+    office reads it (``from_determination``, the cost page's), table by table, claim by claim."""
+    import json
+
+    from qmcredit.analysis.cost import NO_POSITIONS, ClaimCost, claim_table, cost_tables, from_determination, frame_of, read_results
+    from qmcredit.analysis.tables import analysis_tables
+
+    qmcredit("batch", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--out", str(tmp_path / "batch"), "--jsonl")
+    columns = read_results(tmp_path / "batch", data / "in/claims.parquet")
+    taxes = dict(columns.claims.select("claim_id", "tax").iter_rows())
+    dets = [json.loads(line) for line in (tmp_path / "batch/determinations.jsonl").read_text().splitlines()]
+    office = [from_determination(d["claim_id"], taxes[d["claim_id"]], d) if d.get("periods") is not None
+              else ClaimCost(d["claim_id"], taxes[d["claim_id"]], False, False, None, (0, 0), (NO_POSITIONS, NO_POSITIONS), (), 0, 0, False)
+              for d in sorted(dets, key=lambda d: d["claim_id"])]
+    assert sum(not c.decided for c in office) > 0 and sum(c.eligible for c in office) > 100
+    for name, table in cost_tables(columns).items():
+        assert table.equals(cost_tables(office)[name]), name
+    assert claim_table(columns).equals(claim_table(frame_of(office)))
+    both = analysis_tables({"baseline": columns, "again": office})
+    assert set(both["changes"].row(0, named=True).items()) >= {("same", len(office)), ("gain", 0), ("lose", 0), ("timing", 0)}

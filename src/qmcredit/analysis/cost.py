@@ -32,10 +32,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ..money import from_cents, money
+from ..money import from_cents, money, money_text
 
 SIZE_BANDS = ("0", "1-9", "10-49", "50-249", "250+")
-CLAIMS_TABLE_COLUMNS = ("claim_id", "tax")
 NO_POSITIONS = Decimal("0.000000")
 
 
@@ -62,6 +61,18 @@ def _cents(text: str | None) -> int | None:
     return int(whole + cents)
 
 
+def _cents_of(frame: pl.DataFrame, columns: Iterable[str]) -> list[pl.Expr]:
+    """``_cents`` of text columns, as expressions (null stays null); a value that is not money of
+    two decimals is refused as ``_cents`` refuses it."""
+    columns = list(columns)
+    bad = frame.select(pl.col(columns).is_not_null() & ~pl.col(columns).str.contains(r"^-?\d+\.\d\d$")).select(pl.any_horizontal(pl.all()).any())
+    if bad.item():
+        for k in columns:
+            for v in frame.get_column(k).drop_nulls():
+                _cents(v)
+    return [pl.col(k).str.replace(".", "", literal=True).cast(pl.Int64).alias(k) for k in columns]
+
+
 @dataclass(slots=True)
 class Line:
     """One ledger period of a claim, in cents; ``year_one``: year one's allowed, applied and
@@ -77,7 +88,7 @@ class Line:
 
 @dataclass(slots=True)
 class ClaimCost:
-    """One claim's cost figures, read from its ``claims.parquet`` row and ``ledger.parquet`` rows."""
+    """One claim's cost figures, as the office reads them from a determination (``from_determination``)."""
 
     claim_id: str
     tax: str | None
@@ -91,53 +102,77 @@ class ClaimCost:
     carried_year_one: int             # of it, year one's (L4)
     pending: bool                     # some ledger line is undecided (as_of)
 
-    def total(self, field: str) -> int:
-        return sum(getattr(ln, field) for ln in self.lines)
 
-    def of_year(self, origin: int) -> dict[str, int]:
-        """Credit year one's (``origin`` 0) or two's figures: credit (C2), allowed, applied,
-        refunded, forfeited, carried at the end."""
-        one = [sum(ln.year_one[k] for ln in self.lines) for k in range(3)] + [self.carried_year_one]
-        whole = [self.total("allowed"), self.total("applied"), self.total("forfeited"), self.carried_forward]
-        mine = one if origin == 0 else [w - o for w, o in zip(whole, one)]
-        return {"credit": self.credit[origin], "allowed": mine[0], "applied": mine[1], "refunded": self.total("refunded") if origin == 0 else 0,
-                "forfeited": mine[2], "carried_forward": mine[3]}
-
-    @property
-    def last_fiscal_year(self) -> int | None:
-        """The fiscal year of the last decided period: where the balance carried at the end leaves the ledger."""
-        return self.lines[-1].fiscal_year if self.lines else None
-
-    @property
-    def cost(self) -> int:
-        return self.total("applied") + self.total("refunded")
-
-    @property
-    def new_positions(self) -> Decimal:
-        return max(self.new)
+#: ``Costs.claims``' columns: money in cents; positions as their decimal text.
+CLAIM_COLUMNS = {
+    "claim_id": pl.Utf8, "tax": pl.Utf8, "decided": pl.Boolean, "eligible": pl.Boolean, "size": pl.Utf8,
+    "credit_one": pl.Int64, "credit_two": pl.Int64, "new_one": pl.Utf8, "new_two": pl.Utf8,
+    "carried_forward": pl.Int64, "carried_year_one": pl.Int64, "pending": pl.Boolean,
+}
+#: ``Costs.lines``' columns: each decided ledger line, in period order within its claim (``n``).
+LINE_COLUMNS = {
+    "claim_id": pl.Utf8, "n": pl.UInt32, "fiscal_year": pl.Int32, "allowed": pl.Int64, "applied": pl.Int64, "refunded": pl.Int64,
+    "forfeited": pl.Int64, "allowed_one": pl.Int64, "applied_one": pl.Int64, "forfeited_one": pl.Int64,
+}
+_LINE_MONEY = ("allowed", "applied", "refunded", "forfeited", "allowed_one", "applied_one", "forfeited_one")
 
 
-def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: dict[str, str | None]) -> list[ClaimCost]:
-    """Each claim of a batch's ``claims`` and ``ledger`` tables (schemas of ``batch.outputs``)."""
-    lines: dict[str, list] = {}
-    for row in ledger.sort("claim_id", "period").iter_rows(named=True):
-        lines.setdefault(row["claim_id"], []).append(row)
-    out = []
-    for row in claims.sort("claim_id").iter_rows(named=True):
-        cid, decided = row["claim_id"], row["status"] == "decided"
-        rows = lines.get(cid, [])
-        done = [r for r in rows if r["applied"] is not None]
-        eligible = bool(decided and row["eligible"])
-        new = tuple(Decimal(row[k]) if eligible and row[k] is not None else NO_POSITIONS for k in ("new_year_one", "new_year_two"))
-        out.append(ClaimCost(
-            cid, taxes.get(cid), decided, eligible,
-            size_band(Decimal(row["average_base"])) if decided and row["average_base"] is not None else None,
-            tuple(_cents(row[k]) or 0 for k in ("credit_year_one", "credit_year_two")), new,
-            tuple(Line(fiscal_year(r["end"]), *(_cents(r[k]) for k in ("allowed", "applied", "refund", "forfeited")),
-                       tuple(_cents(r[k]) for k in ("allowed_year_one", "applied_year_one", "forfeited_year_one"))) for r in done),
-            _cents(done[-1]["carried_forward"]) if done else 0, _cents(done[-1]["carried_forward_year_one"]) if done else 0, len(done) < len(rows),
-        ))
-    return out
+@dataclass
+class Costs:
+    """A scenario's claims' cost figures as two tables (``CLAIM_COLUMNS``, ``LINE_COLUMNS``), in
+    claim order: what ``ClaimCost`` holds, a row per claim and a row per decided ledger line."""
+
+    claims: pl.DataFrame
+    lines: pl.DataFrame
+
+
+def frame_of(costs: list[ClaimCost]) -> Costs:
+    """``ClaimCost`` objects (the office's) as ``Costs``."""
+    claims = pl.DataFrame([(c.claim_id, c.tax, c.decided, c.eligible, c.size, *c.credit, *(str(n) for n in c.new), c.carried_forward,
+                            c.carried_year_one, c.pending) for c in costs], schema=CLAIM_COLUMNS, orient="row")
+    lines = pl.DataFrame([(c.claim_id, n, ln.fiscal_year, ln.allowed, ln.applied, ln.refunded, ln.forfeited, *ln.year_one)
+                          for c in costs for n, ln in enumerate(c.lines)], schema=LINE_COLUMNS, orient="row")
+    return Costs(claims, lines)
+
+
+def _band(average_base: pl.Expr) -> pl.Expr:
+    """``size_band`` of base averages as decimal text (non-negative): rounded up to employees."""
+    whole = average_base.str.split(".").list.get(0).cast(pl.Int64)
+    employees = whole + average_base.str.contains(r"\.\d*[1-9]").cast(pl.Int64)
+    return (pl.when(employees == 0).then(pl.lit("0")).when(employees < 10).then(pl.lit("1-9")).when(employees < 50).then(pl.lit("10-49"))
+            .when(employees < 250).then(pl.lit("50-249")).otherwise(pl.lit("250+")))
+
+
+def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame) -> Costs:
+    """Each claim of a batch's ``claims`` and ``ledger`` tables (schemas of ``batch.outputs``);
+    ``taxes``: claim id -> tax (``taxes_of``)."""
+    ledger = ledger.sort("claim_id", "period")
+    money = ("allowed", "applied", "refund", "forfeited", "allowed_year_one", "applied_year_one", "forfeited_year_one",
+             "carried_forward", "carried_forward_year_one")
+    done = ledger.filter(pl.col("applied").is_not_null())
+    done = done.with_columns(_cents_of(done, money))
+    lines = done.select(
+        "claim_id", pl.int_range(pl.len(), dtype=pl.UInt32).over("claim_id").alias("n"),
+        (pl.col("end").dt.year() + (pl.col("end").dt.month() >= 7).cast(pl.Int32)).cast(pl.Int32).alias("fiscal_year"),
+        "allowed", "applied", pl.col("refund").alias("refunded"), "forfeited", pl.col("allowed_year_one").alias("allowed_one"),
+        pl.col("applied_year_one").alias("applied_one"), pl.col("forfeited_year_one").alias("forfeited_one"),
+    ).cast(LINE_COLUMNS)
+    last = done.group_by("claim_id").agg(pl.col("carried_forward").last(), pl.col("carried_forward_year_one").last().alias("carried_year_one"))
+    pending = ledger.group_by("claim_id").agg(pl.col("applied").is_null().any().alias("pending"))
+    claims = claims.sort("claim_id")
+    claims = claims.with_columns(_cents_of(claims, ("credit_year_one", "credit_year_two")))
+    decided = pl.col("status") == "decided"
+    eligible = decided & pl.col("eligible").fill_null(False)
+    new = lambda k: pl.when(eligible & pl.col(k).is_not_null()).then(pl.col(k)).otherwise(pl.lit(str(NO_POSITIONS)))  # noqa: E731
+    out = claims.select(
+        "claim_id", decided.alias("decided"), eligible.alias("eligible"),
+        pl.when(decided & pl.col("average_base").is_not_null()).then(_band(pl.col("average_base"))).alias("size"),
+        pl.col("credit_year_one").fill_null(0).alias("credit_one"), pl.col("credit_year_two").fill_null(0).alias("credit_two"),
+        new("new_year_one").alias("new_one"), new("new_year_two").alias("new_two"),
+    ).join(taxes, on="claim_id", how="left", maintain_order="left").join(last, on="claim_id", how="left", maintain_order="left").join(
+        pending, on="claim_id", how="left", maintain_order="left",
+    ).with_columns(pl.col("carried_forward", "carried_year_one").fill_null(0), pl.col("pending").fill_null(False))
+    return Costs(out.select(list(CLAIM_COLUMNS)).cast(CLAIM_COLUMNS), lines)
 
 
 def from_determination(claim_id: str, tax: str | None, det: dict) -> ClaimCost:
@@ -164,13 +199,44 @@ def from_determination(claim_id: str, tax: str | None, det: dict) -> ClaimCost:
                      cents(done[-1].get("carried_forward")) if done else 0, cents(last_one.get("closing")), len(done) < len(periods))
 
 
-def _money_row(costs: list[ClaimCost]) -> dict[str, int]:
-    return {
-        "credit": sum(sum(c.credit) for c in costs), "allowed": sum(c.total("allowed") for c in costs),
-        "applied": sum(c.total("applied") for c in costs), "refunded": sum(c.total("refunded") for c in costs),
-        "forfeited": sum(c.total("forfeited") for c in costs), "carried_forward": sum(c.carried_forward for c in costs),
-        "cost": sum(c.cost for c in costs),
-    }
+def _places(text: pl.Expr) -> pl.Expr:
+    """The decimals of decimal text, at least those of ``NO_POSITIONS`` (a sum's ``str`` has the most of its terms)."""
+    return pl.max_horizontal(text.str.split(".").list.get(1, null_on_oob=True).str.len_chars().fill_null(0), pl.lit(6)).cast(pl.Int32)
+
+
+def per_claim(costs: Costs) -> pl.DataFrame:
+    """Each claim's figures: its lines summed (cents), its cost, its new positions (C1: the larger
+    year's, as its text) and their places, and the fiscal year of its last decided period."""
+    sums = costs.lines.group_by("claim_id").agg(*(pl.col(k).sum() for k in _LINE_MONEY), pl.col("fiscal_year").sort_by("n").last().alias("last_fy"))
+    frame = costs.claims.join(sums, on="claim_id", how="left", maintain_order="left").with_columns(pl.col(_LINE_MONEY).fill_null(0))
+    places = {k: _places(pl.col(k)) for k in ("new_one", "new_two")}
+    scale = frame.select(pl.max_horizontal(*(p.max() for p in places.values()))).item() or 6
+    one, two = (pl.col(k).cast(pl.Decimal(38, scale)) for k in ("new_one", "new_two"))
+    first = one >= two  # max(): the first of equals
+    return frame.with_columns(
+        (pl.col("applied") + pl.col("refunded")).alias("cost"), (pl.col("credit_one") + pl.col("credit_two")).alias("credit"),
+        pl.when(first).then(pl.col("new_one")).otherwise(pl.col("new_two")).alias("new_positions"),
+        pl.when(first).then(one).otherwise(two).alias("_new"), (one + two).alias("_years"),
+        pl.when(first).then(places["new_one"]).otherwise(places["new_two"]).alias("_new_places"),
+        pl.max_horizontal(*places.values()).alias("_years_places"),
+    )
+
+
+_MONEY = ("credit", "allowed", "applied", "refunded", "forfeited", "carried_forward", "cost")
+
+
+def _positions(value, places) -> Decimal:
+    """A sum of positions (``Decimal`` or None for none) with its terms' most decimals."""
+    return (Decimal(value) if value is not None else NO_POSITIONS).quantize(Decimal(1).scaleb(-max(6, places or 6)))
+
+
+def _sums(frame: pl.DataFrame, key: str | None) -> dict:
+    """Each group's (``key``'s values; None: one group of all rows) claims, counts and sums."""
+    aggs = [pl.len().alias("claims"), pl.col("eligible").sum().alias("eligible"), (pl.col("credit") > 0).sum().alias("claims_with_credit"),
+            *(pl.col(k).sum() for k in _MONEY), pl.col("_new").sum().alias("new"), pl.col("_years").sum().alias("years"),
+            pl.col("_new_places").max().alias("new_places"), pl.col("_years_places").max().alias("years_places")]
+    rows = frame.select(aggs).with_columns(pl.lit(None).alias("key")) if key is None else frame.group_by(key).agg(aggs).rename({key: "key"})
+    return {r["key"]: r for r in rows.iter_rows(named=True)}
 
 
 def _per(cost: int, positions: Decimal) -> str | None:
@@ -180,16 +246,16 @@ def _per(cost: int, positions: Decimal) -> str | None:
     return money((Decimal(cost) / 100 / positions).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def _group_row(costs: list[ClaimCost]) -> dict:
-    sums = _money_row(costs)
-    new = sum((c.new_positions for c in costs), NO_POSITIONS)
-    years = sum((c.new[0] + c.new[1] for c in costs), NO_POSITIONS)
+def _group_row(sums: dict | None) -> dict:
+    """A group's row of the totals' group columns, from its ``_sums``."""
+    sums = sums or {}
+    cents = {k: sums.get(k) or 0 for k in _MONEY}
+    new, years = _positions(sums.get("new"), sums.get("new_places")), _positions(sums.get("years"), sums.get("years_places"))
     return {
-        "claims": len(costs), "eligible": sum(c.eligible for c in costs),
-        "claims_with_credit": sum(1 for c in costs if sum(c.credit) > 0),
-        **{k: money(from_cents(v)) for k, v in sums.items()},
+        "claims": sums.get("claims", 0), "eligible": sums.get("eligible") or 0, "claims_with_credit": sums.get("claims_with_credit") or 0,
+        **{k: money(from_cents(v)) for k, v in cents.items()},
         "new_positions": str(new), "position_years": str(years),
-        "cost_per_new_position": _per(sums["cost"], new), "cost_per_position_year": _per(sums["cost"], years),
+        "cost_per_new_position": _per(cents["cost"], new), "cost_per_position_year": _per(cents["cost"], years),
     }
 
 
@@ -201,10 +267,8 @@ def _frame(rows: list[dict], keys: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def _grouped(costs: list[ClaimCost], key, order: Iterable) -> Iterator[tuple[object, list[ClaimCost]]]:
-    groups: dict = {}
-    for c in costs:
-        groups.setdefault(key(c), []).append(c)
+def _ordered(groups: dict, order: Iterable) -> Iterator[tuple[object, dict]]:
+    """The groups in ``order``, then any other by its text."""
     for k in order:
         if k in groups:
             yield k, groups.pop(k)
@@ -212,39 +276,49 @@ def _grouped(costs: list[ClaimCost], key, order: Iterable) -> Iterator[tuple[obj
         yield k, groups[k]
 
 
-def cost_tables(costs: list[ClaimCost], scenario: str = "baseline") -> dict[str, pl.DataFrame]:
+def _text(cents: pl.Expr) -> pl.Expr:
+    """``money(from_cents(...))`` of whole cents of either sign, as text."""
+    return pl.when(cents < 0).then(pl.lit("-")).otherwise(pl.lit("")) + money_text(cents.abs())
+
+
+def cost_tables(costs: Costs | list[ClaimCost], scenario: str = "baseline") -> dict[str, pl.DataFrame]:
     """The cost tables of one scenario: ``totals``, ``by_fiscal_year``, ``by_tax``,
     ``by_firm_size``, ``by_credit_year``; money as text with exact cents."""
-    decided = [c for c in costs if c.decided]
-    group = _group_row(decided)
+    costs = frame_of(costs) if isinstance(costs, list) else costs
+    every = per_claim(costs)
+    decided = every.filter(pl.col("decided"))
+    group = _group_row(_sums(decided, None).get(None) if decided.height else None)
     del group["claims"]
-    totals = {"scenario": scenario, "claims": len(costs), "decided": len(decided), "invalid": len(costs) - len(decided),
-              "pending_claims": sum(c.pending for c in decided), **group}
-    by_year: dict[int, dict[str, int]] = {}
-    fy_fields = ("allowed", "applied", "refunded", "forfeited", "carried_forward")
-    for c in decided:
-        for ln in c.lines:
-            y = by_year.setdefault(ln.fiscal_year, dict.fromkeys(fy_fields, 0))
-            for k in fy_fields[:4]:
-                y[k] += getattr(ln, k)
-        if c.lines:  # carried at the end: in the fiscal year of the last period decided
-            by_year[c.last_fiscal_year]["carried_forward"] += c.carried_forward
+    totals = {"scenario": scenario, "claims": every.height, "decided": decided.height, "invalid": every.height - decided.height,
+              "pending_claims": decided.get_column("pending").sum(), **group}
+    fy_fields = ("allowed", "applied", "refunded", "forfeited")
+    lines = costs.lines.join(decided.select("claim_id"), on="claim_id", how="semi")
+    by_year = {r["fiscal_year"]: r for r in lines.group_by("fiscal_year").agg(pl.col(fy_fields).sum()).iter_rows(named=True)}
+    # carried at the end: in the fiscal year of the last period decided
+    carried = dict(decided.filter(pl.col("last_fy").is_not_null()).group_by("last_fy").agg(pl.col("carried_forward").sum()).iter_rows())
     fy_rows = [
-        {"scenario": scenario, "fiscal_year": fy, **{k: money(from_cents(v)) for k, v in y.items()},
-         "cost": money(from_cents(y["applied"] + y["refunded"]))}
+        {"scenario": scenario, "fiscal_year": fy, **{k: money(from_cents(y[k])) for k in fy_fields},
+         "carried_forward": money(from_cents(carried.get(fy, 0))), "cost": money(from_cents(y["applied"] + y["refunded"]))}
         for fy, y in sorted(by_year.items())
     ]
-    tax_rows = [{"scenario": scenario, "tax": k or "", **_group_row(g)} for k, g in _grouped(decided, lambda c: c.tax, ("cbt", "insurance_premiums"))]
-    size_rows = [{"scenario": scenario, "firm_size": k, **_group_row(g)} for k, g in _grouped(decided, lambda c: c.size, SIZE_BANDS)]
+    tax_rows = [{"scenario": scenario, "tax": k or "", **_group_row(g)} for k, g in _ordered(_sums(decided, "tax"), ("cbt", "insurance_premiums"))]
+    size_rows = [{"scenario": scenario, "firm_size": k, **_group_row(g)} for k, g in _ordered(_sums(decided, "size"), SIZE_BANDS)]
+    of_year = {  # credit year one's (L4's year-one columns, R1's refunds) and two's (the rest)
+        "year_one": {"credit": pl.col("credit_one"), "allowed": pl.col("allowed_one"), "applied": pl.col("applied_one"),
+                     "refunded": pl.col("refunded"), "forfeited": pl.col("forfeited_one"), "carried_forward": pl.col("carried_year_one")},
+        "year_two": {"credit": pl.col("credit_two"), "allowed": pl.col("allowed") - pl.col("allowed_one"), "applied": pl.col("applied") - pl.col("applied_one"),
+                     "refunded": pl.lit(0, dtype=pl.Int64), "forfeited": pl.col("forfeited") - pl.col("forfeited_one"),
+                     "carried_forward": pl.col("carried_forward") - pl.col("carried_year_one")},
+    }
     year_rows = []
-    for o, name in enumerate(("year_one", "year_two")):
-        new = sum((c.new[o] for c in decided), NO_POSITIONS)
-        sums = dict.fromkeys(("credit", "allowed", "applied", "refunded", "forfeited", "carried_forward"), 0)
-        for c in decided:
-            for k, v in c.of_year(o).items():
-                sums[k] += v
+    for (name, cols), new_col in zip(of_year.items(), ("new_one", "new_two")):
+        scale = max(6, decided.select(_places(pl.col(new_col)).max()).item() or 6)
+        got = decided.select(*(e.sum().alias(k) for k, e in cols.items()), (cols["credit"] > 0).sum().alias("claims_with_credit"),
+                             pl.col(new_col).cast(pl.Decimal(38, scale)).sum().alias("new")).row(0, named=True)
+        sums = {k: got[k] or 0 for k in cols}
+        new = _positions(got["new"], scale)
         year_rows.append({
-            "scenario": scenario, "credit_year": name, "claims_with_credit": sum(1 for c in decided if c.credit[o] > 0),
+            "scenario": scenario, "credit_year": name, "claims_with_credit": got["claims_with_credit"] or 0,
             **{k: money(from_cents(v)) for k, v in sums.items()}, "cost": money(from_cents(sums["applied"] + sums["refunded"])),
             "new_positions": str(new), "credit_per_new_position": _per(sums["credit"], new),
         })
@@ -255,24 +329,27 @@ def cost_tables(costs: list[ClaimCost], scenario: str = "baseline") -> dict[str,
     }
 
 
-def claim_table(costs: list[ClaimCost]) -> pl.DataFrame:
+def claim_table(costs: Costs) -> pl.DataFrame:
     """One row per claim: its cost figures."""
-    return _frame([
-        {"claim_id": c.claim_id, "tax": c.tax, "status": "decided" if c.decided else "invalid", "eligible": c.eligible,
-         "firm_size": c.size, "new_positions": str(c.new_positions), **{k: money(from_cents(v)) for k, v in _money_row([c]).items()}}
-        for c in costs
-    ], {"eligible": pl.Boolean, "tax": pl.Utf8, "firm_size": pl.Utf8})
+    if not costs.claims.height:
+        return pl.DataFrame(schema={"eligible": pl.Boolean, "tax": pl.Utf8, "firm_size": pl.Utf8})
+    return per_claim(costs).select(
+        "claim_id", "tax", pl.when(pl.col("decided")).then(pl.lit("decided")).otherwise(pl.lit("invalid")).alias("status"), "eligible",
+        pl.col("size").alias("firm_size"), "new_positions", *(_text(pl.col(k)).alias(k) for k in _MONEY),
+    )
 
 
-def taxes_of(claims_table: pl.DataFrame) -> dict[str, str | None]:
-    """claim id -> tax, from a claims table read as text (``batch.tables.read_tables``)."""
+def taxes_of(claims_table: pl.DataFrame) -> pl.DataFrame:
+    """claim id -> tax (a row each, the table's last for an id), from a claims table read as text
+    (``batch.tables.read_tables``)."""
     if "tax" not in claims_table.columns:
-        return {}
-    return {cid: (tax or "").strip().lower() or None for cid, tax in claims_table.select(CLAIMS_TABLE_COLUMNS).iter_rows()}
+        return pl.DataFrame(schema={"claim_id": pl.Utf8, "tax": pl.Utf8})
+    tax = pl.col("tax").str.strip_chars().str.to_lowercase()
+    return claims_table.select("claim_id", pl.when(tax != "").then(tax).alias("tax")).unique("claim_id", keep="last", maintain_order=True)
 
 
-def read_results(results: Path, claims_table: Path) -> list[ClaimCost]:
-    """The ``ClaimCost`` of every claim of a batch's ``results`` folder and its claims table."""
+def read_results(results: Path, claims_table: Path) -> Costs:
+    """The ``Costs`` of every claim of a batch's ``results`` folder and its claims table."""
     from ..batch.tables import read_tables
 
     table, _ = read_tables(claims_table, None)

@@ -2,19 +2,18 @@
 workbook with one sheet per table, and the HTML report (``report``).
 
 Tables hold money and positions as text with their exact digits (Parquet, CSV); the workbook
-writes them as numbers from their decimal text (``Decimal``, never a float on the way), so a
-spreadsheet adds them up.
+writes them as numbers of those digits (never a float on the way), so a spreadsheet adds them up.
 """
 
 from __future__ import annotations
 
 import os
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import polars as pl
 
 from ..batch.outputs import write_parquet
+from . import xlsx
 
 #: Text columns that are not numbers, kept as text in the workbook.
 _LABELS = {"scenario", "claim_id", "tax", "firm_size", "credit_year", "status", "change", "ineligible_because"}
@@ -34,38 +33,15 @@ def write_tables(tables: dict[str, pl.DataFrame], out: Path) -> dict[str, Path]:
     return written
 
 
-def _cell(column: str, value):
-    if value is None or column in _LABELS or not isinstance(value, str):
-        return value
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        return value
+#: Excel's rows a sheet, its header row included.
+EXCEL_ROWS = 1_048_576
 
 
-def write_workbook(tables: dict[str, pl.DataFrame], path: Path) -> Path:
-    """One sheet per table (the sheet named after it), a bold header row, money as numbers."""
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.utils import get_column_letter
-
-    wb = Workbook(write_only=True)  # streamed: a statewide claims sheet writes in seconds
-    for name, df in tables.items():
-        ws = wb.create_sheet(name[:31])
-        for k, col in enumerate(df.columns, start=1):
-            ws.column_dimensions[get_column_letter(k)].width = max(10, min(40, len(col) + 2))
-        ws.freeze_panes = "A2"
-        head = []
-        for col in df.columns:
-            cell = WriteOnlyCell(ws, value=col)
-            cell.font = Font(bold=True)
-            head.append(cell)
-        ws.append(head)
-        for row in df.iter_rows():
-            ws.append([_cell(col, v) for col, v in zip(df.columns, row)])
+def write_workbook(tables: dict[str, pl.DataFrame], path: Path, max_rows: int = EXCEL_ROWS) -> Path:
+    """One sheet per table (the sheet named after it), a bold header row, money as numbers
+    (``xlsx``). A table longer than a sheet's ``max_rows`` (Excel's limit) is cut there: its last
+    row says how many rows are left to ``NAME.parquet`` and ``NAME.csv``, which hold them all."""
     tmp = path.with_name(f".{path.name}.tmp")
-    wb.save(tmp)
+    xlsx.write(tables, tmp, _LABELS, max_rows)
     os.replace(tmp, path)
     return path

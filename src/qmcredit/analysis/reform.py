@@ -22,7 +22,7 @@ from ..batch.engine import (
 )
 from ..batch.tables import read_tables
 from ..law.parameter_set import ParameterSet
-from .cost import ClaimCost, read_claims, taxes_of
+from .cost import Costs, read_claims, taxes_of
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Scenario:
     params: ParameterSet
     claims: pl.DataFrame
     ledger: pl.DataFrame
-    costs: list[ClaimCost]
+    costs: Costs
 
 
 def decide_scenarios(

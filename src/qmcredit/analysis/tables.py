@@ -6,55 +6,60 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..money import from_cents, money
-from .cost import ClaimCost, claim_table, cost_tables
+from .cost import LINE_COLUMNS, ClaimCost, Costs, _text, claim_table, cost_tables, frame_of, per_claim
 
 
 CHANGES = ("same", "gain", "lose", "timing", "become_eligible", "become_ineligible")
 
 
-def analysis_tables(scenarios: dict[str, list[ClaimCost]]) -> dict[str, pl.DataFrame]:
+def analysis_tables(scenarios: dict[str, Costs | list[ClaimCost]]) -> dict[str, pl.DataFrame]:
     """``scenarios``: name -> its claims' costs, the baseline first (the same claims in each)."""
+    scenarios = {k: frame_of(v) if isinstance(v, list) else v for k, v in scenarios.items()}
     per = [cost_tables(costs, name) for name, costs in scenarios.items()]
     tables = {k: pl.concat([t[k] for t in per], how="vertical") for k in per[0]}
     names = list(scenarios)
     if len(names) == 1:
         tables["claims"] = claim_table(scenarios[names[0]])
         return tables
-    base = {c.claim_id: c for c in scenarios[names[0]]}
-    rows, counts = [], []
+    base = scenarios[names[0]]
+    b = per_claim(base).select(pl.all().name.suffix("_b")).rename({"claim_id_b": "claim_id"})
+    frames, counts = [], []
     for name in names[1:]:
-        tally = dict.fromkeys(CHANGES, 0)
-        for c in scenarios[name]:
-            b = base[c.claim_id]
-            change = _change(b, c)
-            tally[change] += 1
-            rows.append({
-                "scenario": name, "claim_id": c.claim_id, "tax": c.tax, "firm_size": b.size, "status": "decided" if c.decided else "invalid",
-                "eligible_baseline": b.eligible, "eligible": c.eligible,
-                "credit_baseline": money(from_cents(_credit(b))), "credit": money(from_cents(_credit(c))),
-                "credit_difference": money(from_cents(_credit(c) - _credit(b))),
-                "cost_baseline": money(from_cents(b.cost)), "cost": money(from_cents(c.cost)),
-                "cost_difference": money(from_cents(c.cost - b.cost)),
-                "carried_forward_baseline": money(from_cents(b.carried_forward)), "carried_forward": money(from_cents(c.carried_forward)),
-                "new_positions_baseline": str(b.new_positions), "new_positions": str(c.new_positions), "change": change,
-            })
-        counts.append({"scenario": name, "claims": len(scenarios[name]), **tally})
-    tables["claims"] = pl.DataFrame(rows, schema={k: pl.Boolean if k.startswith("eligible") else pl.Utf8 for k in rows[0]} if rows else None)
+        c = per_claim(scenarios[name]).join(b, on="claim_id", how="left", maintain_order="left").join(
+            _same_lines(base, scenarios[name]), on="claim_id", how="left", maintain_order="left")
+        c = c.with_columns(_change().alias("change"))
+        frames.append(c.select(
+            pl.lit(name).alias("scenario"), "claim_id", "tax", pl.col("size_b").alias("firm_size"),
+            pl.when(pl.col("decided")).then(pl.lit("decided")).otherwise(pl.lit("invalid")).alias("status"),
+            pl.col("eligible_b").alias("eligible_baseline"), "eligible",
+            _text(pl.col("credit_b")).alias("credit_baseline"), _text(pl.col("credit")).alias("credit"),
+            _text(pl.col("credit") - pl.col("credit_b")).alias("credit_difference"),
+            _text(pl.col("cost_b")).alias("cost_baseline"), _text(pl.col("cost")).alias("cost"),
+            _text(pl.col("cost") - pl.col("cost_b")).alias("cost_difference"),
+            _text(pl.col("carried_forward_b")).alias("carried_forward_baseline"), _text(pl.col("carried_forward")).alias("carried_forward"),
+            pl.col("new_positions_b").alias("new_positions_baseline"), "new_positions", "change",
+        ))
+        tally = dict(c.group_by("change").len().iter_rows())
+        counts.append({"scenario": name, "claims": c.height, **{k: tally.get(k, 0) for k in CHANGES}})
+    rows = pl.concat(frames)
+    tables["claims"] = rows if rows.height else pl.DataFrame()
     tables["changes"] = pl.DataFrame(counts)
     return tables
 
 
-def _credit(c: ClaimCost) -> int:
-    return sum(c.credit)
+def _same_lines(base: Costs, other: Costs) -> pl.DataFrame:
+    """claim id -> whether its decided ledger lines are the same in ``other`` as in ``base`` (as
+    many, each alike)."""
+    fields = [k for k in LINE_COLUMNS if k not in ("claim_id", "n")]
+    both = base.lines.join(other.lines, on=["claim_id", "n"], how="full", coalesce=True, suffix="_o")
+    alike = pl.all_horizontal(*(pl.col(k).eq_missing(pl.col(f"{k}_o")) for k in fields))
+    return both.group_by("claim_id").agg(alike.all().alias("_same_lines"))
 
 
-def _change(base: ClaimCost, c: ClaimCost) -> str:
+def _change() -> pl.Expr:
     """How a claim fares under a reform (``CHANGES``): eligibility first, then its credit (C2),
     then its cost; ``timing``: the same credit and cost, applied or carried otherwise."""
-    if base.eligible != c.eligible:
-        return "become_eligible" if c.eligible else "become_ineligible"
-    if (_credit(c), c.lines, c.carried_forward) == (_credit(base), base.lines, base.carried_forward):
-        return "same"
-    d = (_credit(c) - _credit(base)) or (c.cost - base.cost)
-    return "gain" if d > 0 else "lose" if d < 0 else "timing"
+    d = pl.when(pl.col("credit") != pl.col("credit_b")).then(pl.col("credit") - pl.col("credit_b")).otherwise(pl.col("cost") - pl.col("cost_b"))
+    same = (pl.col("credit") == pl.col("credit_b")) & pl.col("_same_lines").fill_null(True) & (pl.col("carried_forward") == pl.col("carried_forward_b"))
+    return (pl.when(pl.col("eligible") != pl.col("eligible_b")).then(pl.when(pl.col("eligible")).then(pl.lit("become_eligible")).otherwise(pl.lit("become_ineligible")))
+            .when(same).then(pl.lit("same")).when(d > 0).then(pl.lit("gain")).when(d < 0).then(pl.lit("lose")).otherwise(pl.lit("timing")))
