@@ -2,18 +2,20 @@
 workbook with one sheet per table, and the HTML report (``report``).
 
 Tables hold money and positions as text with their exact digits (Parquet, CSV); the workbook
-writes them as numbers of those digits (never a float on the way), so a spreadsheet adds them up.
+writes them as numbers from their decimal text (``Decimal``, never a float on the way), so a
+spreadsheet adds them up.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 
 from ..batch.outputs import write_parquet
-from . import xlsx
 
 #: Text columns that are not numbers, kept as text in the workbook.
 _LABELS = {"scenario", "claim_id", "tax", "firm_size", "credit_year", "status", "change", "ineligible_because"}
@@ -37,11 +39,40 @@ def write_tables(tables: dict[str, pl.DataFrame], out: Path) -> dict[str, Path]:
 EXCEL_ROWS = 1_048_576
 
 
+_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def _cell(column: str, value):
+    """A table's cell as the sheet holds it: a plain decimal text (the tables' exact money and
+    counts) as that number, written with its own digits; any other text as text."""
+    if value is None or column in _LABELS or not isinstance(value, str) or not _PLAIN_DECIMAL.fullmatch(value):
+        return value
+    return Decimal(value)
+
+
 def write_workbook(tables: dict[str, pl.DataFrame], path: Path, max_rows: int = EXCEL_ROWS) -> Path:
-    """One sheet per table (the sheet named after it), a bold header row, money as numbers
-    (``xlsx``). A table longer than a sheet's ``max_rows`` (Excel's limit) is cut there: its last
-    row says how many rows are left to ``NAME.parquet`` and ``NAME.csv``, which hold them all."""
+    """One sheet per table (the sheet named after it), a bold header row, money as numbers,
+    streamed row by row (xlsxwriter's constant memory). A table longer than a sheet's ``max_rows``
+    (Excel's limit) is cut there: its last row says how many rows are left to ``NAME.parquet``
+    and ``NAME.csv``, which hold them all."""
+    import xlsxwriter
+
     tmp = path.with_name(f".{path.name}.tmp")
-    xlsx.write(tables, tmp, _LABELS, max_rows)
+    wb = xlsxwriter.Workbook(str(tmp), {"constant_memory": True, "strings_to_numbers": False, "strings_to_formulas": False,
+                                        "strings_to_urls": False})
+    bold = wb.add_format({"bold": True})
+    for name, df in tables.items():
+        ws = wb.add_worksheet(name[:31])
+        for k, col in enumerate(df.columns):
+            ws.set_column(k, k, max(10, min(40, len(col) + 2)))
+        ws.freeze_panes(1, 0)
+        ws.write_row(0, 0, df.columns, bold)
+        fits = df.height if df.height < max_rows else max_rows - 2
+        columns = df.columns
+        for r, row in enumerate(df.head(fits).iter_rows(), start=1):
+            ws.write_row(r, 0, [_cell(col, v) for col, v in zip(columns, row)])
+        if fits < df.height:
+            ws.write(fits + 1, 0, f"{df.height - fits:,} more rows, beyond Excel's {max_rows:,} a sheet: every row is in {name}.parquet and {name}.csv")
+    wb.close()
     os.replace(tmp, path)
     return path
