@@ -46,6 +46,7 @@ from .problems import ClaimError, Problem
 
 YEARS = ("year_one", "year_two")
 _AMOUNTS = {"year_one": "amount_year_one", "year_two": "amount_year_two"}
+_new = tuple.__new__  # a named tuple made without the Python frame of its __new__ (a batch makes several a claim)
 
 
 class Constants(NamedTuple):
@@ -173,8 +174,8 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     rooms = tuple([  # L2-L3
         room(cents(p.liability), limited, eligible_tax, fl, *(O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else _NO_OTHERS), share)
         for p, fl, pc in zip(periods, floors, placed)])
-    return Prepared(
-        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes)
+    return _new(Prepared, (
+        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes))
 
 
 _NO_OTHERS = (0, 0)  # L2: no other credits before this one or after it
@@ -253,7 +254,7 @@ def measure(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Measur
     den = average_denominator(ft_num)
     new = (C.new_positions(one, base, den, whole), C.new_positions(two, base, den, whole))  # C1
     credit = (C.potential_credit(new[0], den, amounts[0], eligible), C.potential_credit(new[1], den, amounts[1], eligible))  # C2, E5
-    return Measured(den, (base, one, two), new, credit, C.sustained_effort_ratio(*new))  # C3
+    return _new(Measured, (den, (base, one, two), new, credit, C.sustained_effort_ratio(*new)))  # C3
 
 
 def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tuple[L.Line, ...], list[Figures], int | None]:
@@ -262,10 +263,10 @@ def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tup
     lines, each location's ``Figures`` and the first undecided period."""
     first = preps[0]
     opts = first.header.options
-    accounts = [L.Account(p.allowed_in, m.credit, m.ratio) for p, m in zip(preps, measured)]
+    accounts = [_new(L.Account, (p.allowed_in, m.credit, m.ratio)) for p, m in zip(preps, measured)]
     total, lines, pending_from = L.run(
         [r.room for r in first.rooms], accounts, first.constants.carryforward, opts.refund, opts.location_order == "as_listed")
-    figs = [Figures(*m, p.allowed_in, first.rooms, ln, pending_from) for p, m, ln in zip(preps, measured, lines)]
+    figs = [_new(Figures, (*m, p.allowed_in, first.rooms, ln, pending_from)) for p, m, ln in zip(preps, measured, lines)]
     return total, figs, pending_from
 
 

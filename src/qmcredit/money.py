@@ -30,34 +30,25 @@ def money(x: Decimal) -> str:
 
 
 @functools.lru_cache(maxsize=1024)  # a claim's figures share a few denominators
-def _rest(den: int) -> int:
-    """``den`` without its factors 2 and 5: a fraction over ``den`` terminates when it divides
-    the numerator."""
-    while den % 2 == 0:
-        den //= 2
-    while den % 5 == 0:
-        den //= 5
-    return den
+def _places(den: int, places: int) -> tuple[int, bool]:
+    """The decimals ``exact_decimal`` writes of a fraction over ``den`` (in lowest terms), and
+    whether it terminates."""
+    d, twos, fives = den, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    return (max(twos, fives, places), True) if d == 1 else (places, False)
 
 
 def exact_decimal(x: Fraction, places: int = 6) -> str:
     """A position count or ratio as a decimal string: every digit when it terminates (at least
     `places` decimals), else rounded half-up to `places` decimals (FORMAT.md)."""
-    return ratio_text(x.numerator, x.denominator, places)
-
-
-def ratio_text(numerator: int, denominator: int, places: int = 6) -> str:
-    """``exact_decimal`` of ``numerator / denominator`` (``denominator`` > 0), in whole numbers:
-    the batch's figures are numerators over a denominator, not yet in lowest terms."""
-    # |x| x 10^k in whole numbers: exact with the fewest places k >= places when x terminates, else half-up
-    k, num, den = places, abs(numerator) * 10**places, denominator
-    if numerator % _rest(den):
-        digits = (2 * num + den) // (2 * den)
-    else:
-        while num % den:
-            num, k = num * 10, k + 1
-        digits = num // den
-    sign = "-" if numerator < 0 and digits else ""
+    k, terminates = _places(x.denominator, places)
+    # |x| x 10^k in whole numbers: exact when x terminates within k places, else half-up
+    num, den = abs(x.numerator) * 10**k, x.denominator
+    digits = num // den if terminates else (2 * num + den) // (2 * den)
+    sign = "-" if x < 0 and digits else ""
     whole, frac = divmod(digits, 10**k)
     return f"{sign}{whole}.{str(frac).rjust(k, '0')}"
 

@@ -28,7 +28,7 @@ from ..law.windows import year_one_first_month
 from ..law.parameter_set import ParameterSet
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..law.ledger import carried_out, refunded
-from ..money import money_text, ratio_text
+from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
 from ..problems import ClaimError, Problem
 from . import outputs
@@ -121,63 +121,55 @@ def _year_one(line) -> tuple[int, int, int, int]:
 
 
 _NO_YEAR_ONE = (0, 0, 0, 0)
+_NO_RATIO = (None, None)  # C3 undecided
 
 
 def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
-    text: ``ratio_text`` of the positions and ratio, as ``exact_decimal`` writes them; polars'
-    ``money_text`` of the amounts, column by column) from each claim's ``Figures``."""
+    text), written column by column (``money_text``, ``exact_decimal_text``) from each claim's
+    ``Figures``."""
+    big = pl.Int128
     claim_rows, ledger_rows = [], []
     for p, f in zip(prepared, figs):
-        den, lines, (a0, a1, a2), (n1, n2) = f.den, f.lines, f.averages, f.new
-        totals = f.pending_from is None
+        totals, lines, cid = f.pending_from is None, f.lines, p.claim_id
         eligible = p.eligible
         claim_rows.append((
-            p.claim_id, p.header.taxpayer.id, eligible, None if eligible else ",".join(k.rule for k in p.checks if not k.passed) or None,
-            None if a0 is None else ratio_text(a0, den), None if a1 is None else ratio_text(a1, den), None if a2 is None else ratio_text(a2, den),
-            None if n1 is None else ratio_text(n1, den), None if n2 is None else ratio_text(n2, den), *f.credit,
-            None if f.ratio is None else ratio_text(*f.ratio), refunded(lines) if totals else None, carried_out(lines) if totals else None,
-            p.cut is not None and p.cut < p.windows.first_month + 36 or not totals,  # as_of, or V2
+            cid, p.header.taxpayer.id, eligible, None if eligible else ",".join(k.rule for k in p.checks if not k.passed) or None,
+            f.den, *f.averages, *f.new, *f.credit, *(f.ratio or _NO_RATIO), refunded(lines) if totals else None, carried_out(lines) if totals else None,
+            p.cut is not None and p.cut < p.constants.windows.first_month + 36 or not totals,  # as_of, or V2
         ))
-        cid = p.claim_id
         ledger_rows += [
             (cid, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward,
              *_year_one(line))
             for i, ((start, end), room, line) in enumerate(zip(p.period_dates, f.rooms, lines))
         ]
-    claims = _frame(claim_rows, _CLAIM_FIGURES).select(
-        "claim_id", "taxpayer_id", pl.lit("decided").alias("status"), pl.exclude("claim_id", "taxpayer_id", *_CLAIM_MONEY),
-        *(money_text(pl.col(k)).alias(k) for k in _CLAIM_MONEY), pl.lit(None, dtype=pl.Utf8).alias("problems"),
+    c = pl.DataFrame(claim_rows, orient="row", schema={
+        "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,
+        **{k: big for k in ("den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd", "refund", "carried_forward")}, "pending": pl.Boolean,
+    })
+    ledger_schema = {
+        "claim_id": pl.Utf8, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "pending": pl.Boolean,
+        **{k: big for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward", *YEAR_ONE)},
+    }
+    columns = list(zip(*ledger_rows)) or [()] * len(ledger_schema)
+    for k in (2, 3):  # dates as days since 1970 (as Date holds them): a Python date converts slowly
+        columns[k] = [d.toordinal() - _EPOCH for d in columns[k]]
+    ln = pl.DataFrame({k: pl.Series(k, col, dtype=pl.Int32 if t == pl.Date else t) for (k, t), col in zip(ledger_schema.items(), columns)}).cast(ledger_schema)
+    nums = c.select("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")
+    positions = {"average_base": "a0", "average_year_one": "a1", "average_year_two": "a2", "new_year_one": "n1", "new_year_two": "n2"}
+    text = dict(zip(positions, exact_decimal_text(nums, list(positions.values()), "den")))
+    text["sustained_effort_ratio"] = exact_decimal_text(nums, "rn", "rd")
+    money_cols = {"credit_year_one": "c1", "credit_year_two": "c2", "refund": "refund", "carried_forward": "carried_forward"}
+    claims = c.with_columns(
+        pl.lit("decided").alias("status"), *(s.alias(name) for name, s in text.items()),
+        *(money_text(pl.col(col)).alias(name) for name, col in money_cols.items()), pl.lit(None, dtype=pl.Utf8).alias("problems"),
     ).select(list(outputs.CLAIMS_SCHEMA))
     cash = lambda k: pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k)  # noqa: E731
-    ledger = _frame(ledger_rows, _LEDGER_FIGURES, dates=(2, 3)).select(
+    ledger = ln.select(
         "claim_id", "period", "start", "end", cash("allowed"), money_text(pl.col("room")).alias("room"),
         *(cash(k) for k in ("applied", "refund", "forfeited", "carried_forward", *YEAR_ONE)),
     ).cast(outputs.LEDGER_SCHEMA)
     return claims, ledger
-
-
-#: the columns of ``key_figures``' rows, money in whole cents (at most 15 digits of dollars: Int64)
-_CLAIM_MONEY = ("credit_year_one", "credit_year_two", "refund", "carried_forward")
-_CLAIM_FIGURES = {
-    "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,
-    **dict.fromkeys(("average_base", "average_year_one", "average_year_two", "new_year_one", "new_year_two"), pl.Utf8),
-    "credit_year_one": pl.Int64, "credit_year_two": pl.Int64, "sustained_effort_ratio": pl.Utf8, "refund": pl.Int64,
-    "carried_forward": pl.Int64, "pending": pl.Boolean,
-}
-_LEDGER_FIGURES = {
-    "claim_id": pl.Utf8, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "pending": pl.Boolean,
-    **dict.fromkeys(("allowed", "room", "applied", "refund", "forfeited", "carried_forward", *YEAR_ONE), pl.Int64),
-}
-
-
-def _frame(rows: list[tuple], schema: dict, dates: tuple[int, ...] = ()) -> pl.DataFrame:
-    """Rows as a frame, column by column; the ``dates`` columns as days since 1970 (as Date holds
-    them: a Python date converts slowly)."""
-    columns = list(zip(*rows)) or [()] * len(schema)
-    for k in dates:
-        columns[k] = [d.toordinal() - _EPOCH for d in columns[k]]
-    return pl.DataFrame([pl.Series(name, col, dtype=pl.Int32 if t == pl.Date else t) for (name, t), col in zip(schema.items(), columns)]).cast(schema)
 
 
 def invalid_row(cid: str, taxpayer_id: str | None, found: list[Problem]) -> dict:
