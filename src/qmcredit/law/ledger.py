@@ -271,7 +271,7 @@ def _close(i: int, a: Account, allows: tuple[str, ...], opn, al: list[int], ap: 
     one = _new(Origin, ("year_one", opn[0], al[0], ap[0], back, lost[0], bal[0])) if op[0] else None
     two = _new(Origin, ("year_two", opn[1], al[1], ap[1], 0, lost[1], bal[1])) if op[1] else None
     origins = (one, two) if one and two else (one,) if one else (two,) if two else ()
-    op[0] = op[0] and bal[0] > 0
+    op[0] = op[0] and bal[0] > 0  # a balance used up leaves the ledger
     op[1] = op[1] and bal[1] > 0
     return _new(Line, (allows, False, al[0] + al[1], ap[0] + ap[1], back, lost[0] + lost[1], carried(bal), origins))
 
