@@ -170,10 +170,11 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     allowed_in = (L.allowed_in(k.year_ends[0], dates), L.allowed_in(k.year_ends[1], dates))  # L1
     eligible_tax, share = tp.tax in E.TAXES, k.share
     placed, notes = _placed(header, claim_id or tp.id)
-    room = limits.room
-    rooms = tuple([  # L2-L3
-        room(cents(p.liability), limited, eligible_tax, fl, *(O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else _NO_OTHERS), share)
-        for p, fl, pc in zip(periods, floors, placed)])
+    room, rooms = limits.room, []
+    for p, fl, pc in zip(periods, floors, placed):  # L2-L3
+        before, after = O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else _NO_OTHERS
+        rooms.append(room(cents(p.liability), limited, eligible_tax, fl, before, after, share))
+    rooms = tuple(rooms)
     return _new(Prepared, (
         header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes))
 
