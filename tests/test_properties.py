@@ -157,3 +157,19 @@ def test_L6_one_location_as_a_return_of_one_decides_the_same(doc):
     loc = ret["locations"][0]
     assert (loc["average_positions"], loc["new_positions"], loc["sustained_effort_ratio"]) == (
         one["average_positions"], one["new_positions"], one["sustained_effort_ratio"])
+
+
+@RETURN_SETTINGS
+@given(claims())
+def test_L4_L6_one_location_ledger_is_the_shared_ledger_with_an_idle_second_location(doc):
+    """The one-location ledger (``law.ledger._run_alone``, the batch's usual case) gives what the
+    several-location steps (``_period``: one room shared, L6) give the same location beside a
+    second one with no payroll: every period's movements, by year of origin."""
+    one = decide(doc).to_dict(explain=False)
+    site = {**doc["location"], "id": "only", "employees": doc["employees"]}
+    idle = {**doc["location"], "id": "idle", "employees": []}
+    ret = decide({k: v for k, v in doc.items() if k not in ("location", "employees")} | {"locations": [site, idle]}).to_dict(explain=False)
+    moves = ("allowed", "applied", "refund", "forfeited", "carried_forward")
+    mine = [({k: p[k] for k in moves}, p["detail"]["allows"], p["detail"]["pending"], p["detail"]["origins"]) for p in ret["locations"][0]["periods"]]
+    assert mine == [({k: p[k] for k in moves}, p["detail"]["allows"], p["detail"]["pending"], p["detail"]["origins"]) for p in one["periods"]]
+    assert [{k: p[k] for k in moves} for p in ret["periods"]] == [{k: p[k] for k in moves} for p in one["periods"]]

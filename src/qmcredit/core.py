@@ -46,6 +46,7 @@ from .problems import ClaimError, Problem
 
 YEARS = ("year_one", "year_two")
 _AMOUNTS = {"year_one": "amount_year_one", "year_two": "amount_year_two"}
+_new = tuple.__new__  # a named tuple made without the Python frame of its __new__ (a batch makes several a claim)
 
 
 class Constants(NamedTuple):
@@ -148,16 +149,16 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     header = k.params.header_for(header)
     tp, opts, w = header.taxpayer, header.options, k.windows
     limited = limits.limited(tp.tax, opts.insurer_limits)  # L2-L3
-    mts = []
-    for i, p in enumerate(header.periods):
-        if not limited:
-            mts.append(None)
-            continue
-        try:
-            mts.append(limits.minimum_tax(tp.tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
-                                          p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum, params))
-        except limits.MinimumTaxUnknown as e:
-            raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
+    periods = header.periods
+    mts, floors = [None] * len(periods), [0] * len(periods)
+    if limited:
+        for i, p in enumerate(periods):
+            try:
+                mts[i] = mt = limits.minimum_tax(tp.tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
+                                                 p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum, params)
+            except limits.MinimumTaxUnknown as e:
+                raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
+            floors[i] = limits.floor(mt.amount, p.alternative_minimum_assessment)  # L2
     earlier, first_site = (tp.earlier_credit_period_start, None) if window_of is None else window_of
     check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, earlier, first_site, w.year_one.first_month, params)
     checks = cache.get(check_key) if cache is not None else None
@@ -165,27 +166,35 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
         checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, earlier, w, first_site, k.params.qualified(w.year_one.start))
         if cache is not None:
             cache[check_key] = checks
-    dates = tuple((p.start, p.end) for p in header.periods)
+    dates = tuple([(p.start, p.end) for p in periods])
     allowed_in = (L.allowed_in(k.year_ends[0], dates), L.allowed_in(k.year_ends[1], dates))  # L1
-    eligible_tax = tp.tax in E.TAXES
+    eligible_tax, share = tp.tax in E.TAXES, k.share
     placed, notes = _placed(header, claim_id or tp.id)
-    rooms = tuple(  # L2-L3
-        limits.room(cents(p.liability), limited, eligible_tax, limits.floor(mt.amount, p.alternative_minimum_assessment) if mt is not None else 0,
-                    *(O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else (0, 0)), k.share)
-        for p, mt, pc in zip(header.periods, mts, placed))
-    return Prepared(
-        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes)
+    room, rooms = limits.room, []
+    for p, fl, pc in zip(periods, floors, placed):  # L2-L3
+        before, after = O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else _NO_OTHERS
+        rooms.append(room(cents(p.liability), limited, eligible_tax, fl, before, after, share))
+    rooms = tuple(rooms)
+    return _new(Prepared, (
+        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes))
+
+
+_NO_OTHERS = (0, 0)  # L2: no other credits before this one or after it
 
 
 def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, ...], ...], tuple[str, ...]]:
     """L2a: every period's other credits placed before or after this one, and the warnings of
     periods that used the Director's list before it was in force. Raises ``ClaimError`` naming
     each credit that cannot be placed."""
-    if not any(p.other_credits for p in header.periods):
-        return ((),) * len(header.periods), ()
+    periods = header.periods
+    if not any([p.other_credits for p in periods]):
+        return ((),) * len(periods), ()
     found, out, notes = [], [], []
     credit_order = header.options.credit_order
-    for i, p in enumerate(header.periods):
+    for i, p in enumerate(periods):
+        if not p.other_credits:
+            out.append(())
+            continue
         row = []
         for j, c in enumerate(p.other_credits):
             try:
@@ -246,7 +255,7 @@ def measure(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Measur
     den = average_denominator(ft_num)
     new = (C.new_positions(one, base, den, whole), C.new_positions(two, base, den, whole))  # C1
     credit = (C.potential_credit(new[0], den, amounts[0], eligible), C.potential_credit(new[1], den, amounts[1], eligible))  # C2, E5
-    return Measured(den, (base, one, two), new, credit, C.sustained_effort_ratio(*new))  # C3
+    return _new(Measured, (den, (base, one, two), new, credit, C.sustained_effort_ratio(*new)))  # C3
 
 
 def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tuple[L.Line, ...], list[Figures], int | None]:
@@ -255,10 +264,10 @@ def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tup
     lines, each location's ``Figures`` and the first undecided period."""
     first = preps[0]
     opts = first.header.options
-    accounts = [L.Account(p.allowed_in, m.credit, m.ratio) for p, m in zip(preps, measured)]
+    accounts = [_new(L.Account, (p.allowed_in, m.credit, m.ratio)) for p, m in zip(preps, measured)]
     total, lines, pending_from = L.run(
         [r.room for r in first.rooms], accounts, first.constants.carryforward, opts.refund, opts.location_order == "as_listed")
-    figs = [Figures(*m, p.allowed_in, first.rooms, ln, pending_from) for p, m, ln in zip(preps, measured, lines)]
+    figs = [_new(Figures, (*m, p.allowed_in, first.rooms, ln, pending_from)) for p, m, ln in zip(preps, measured, lines)]
     return total, figs, pending_from
 
 

@@ -16,11 +16,10 @@ ZERO = Decimal("0.00")
 
 def cents(x: Decimal) -> int:
     """An amount in whole cents (amounts are validated to whole cents)."""
-    c = x.scaleb(2)
-    whole = int(c)
-    if whole != c:
+    num, den = x.as_integer_ratio()  # in lowest terms: whole cents when den divides 100
+    if 100 % den:
         raise ValueError(f"{x} has fractions of a cent")
-    return whole
+    return num * (100 // den)
 
 
 def from_cents(c: int) -> Decimal:

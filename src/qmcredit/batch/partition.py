@@ -27,6 +27,7 @@ from ..core import measure as measure_claim
 from ..law.windows import year_one_first_month
 from ..law.parameter_set import ParameterSet
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
+from ..law.ledger import carried_out, refunded
 from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
 from ..problems import ClaimError, Problem
@@ -120,6 +121,7 @@ def _year_one(line) -> tuple[int, int, int, int]:
 
 
 _NO_YEAR_ONE = (0, 0, 0, 0)
+_NO_RATIO = (None, None)  # C3 undecided
 
 
 def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -129,17 +131,17 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
     big = pl.Int128
     claim_rows, ledger_rows = [], []
     for p, f in zip(prepared, figs):
-        totals = f.pending_from is None
-        ratio = f.ratio or (None, None)
+        totals, lines, cid = f.pending_from is None, f.lines, p.claim_id
+        eligible = p.eligible
         claim_rows.append((
-            p.claim_id, p.header.taxpayer.id, p.eligible, ",".join(k.rule for k in p.checks if not k.passed) or None,
-            f.den, *f.averages, *f.new, *f.credit, *ratio, f.refund if totals else None, f.carried_forward if totals else None,
-            p.cut is not None and p.cut < p.windows.first_month + 36 or f.pending_from is not None,  # as_of, or V2
+            cid, p.header.taxpayer.id, eligible, None if eligible else ",".join(k.rule for k in p.checks if not k.passed) or None,
+            f.den, *f.averages, *f.new, *f.credit, *(f.ratio or _NO_RATIO), refunded(lines) if totals else None, carried_out(lines) if totals else None,
+            p.cut is not None and p.cut < p.constants.windows.first_month + 36 or not totals,  # as_of, or V2
         ))
         ledger_rows += [
-            (p.claim_id, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward,
+            (cid, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward,
              *_year_one(line))
-            for i, ((start, end), room, line) in enumerate(zip(p.period_dates, f.rooms, f.lines))
+            for i, ((start, end), room, line) in enumerate(zip(p.period_dates, f.rooms, lines))
         ]
     c = pl.DataFrame(claim_rows, orient="row", schema={
         "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,

@@ -225,40 +225,43 @@ def run(
 def _run_alone(rooms: list[int], a: Account, cf: int | None, take_refund: bool, pending_from: int | None) -> tuple[Line, ...]:
     """``run`` of a return of one location, its lines being the return's: the same steps without
     sharing a room (the batch's usual case, kept fast)."""
-    allows_at: dict[int, tuple[str, ...]] = {}  # period -> the credit years allowed in it (L1)
-    for o in (0, 1):
-        if a.allowed_in[o] is not None:
-            allows_at[a.allowed_in[o]] = allows_at.get(a.allowed_in[o], ()) + (ORIGINS[o],)
+    y1, y2 = a.allowed_in
     bal, op = [0, 0], [False, False]
     lines = []
     for i, rm in enumerate(rooms):
-        allows = allows_at.get(i, ())
+        allows = _ALLOWS[y1 == i, y2 == i]  # L1
         if pending_from is not None and i >= pending_from:
             lines.append(_new(Line, (allows, True, 0, 0, 0, 0, 0, ())))
         elif not allows and not (op[0] or op[1]):  # nothing allowed or open: nothing moves
             lines.append(_QUIET)
         else:
-            lines.append(_period_alone(i, rm, a, bal, op, allows, cf, take_refund))
+            opn = (bal[0] if op[0] else 0, bal[1] if op[1] else 0)
+            al = [0, 0]
+            for o in (0, 1):
+                if a.allowed_in[o] == i:
+                    al[o] = bal[o] = a.credits[o] or 0
+                    op[o] = True
+            ap = [0, 0]
+            for o in (0, 1):  # L4: the older balance first, up to the room
+                if op[o]:
+                    ap[o] = took = min(bal[o], rm)
+                    bal[o] -= took
+                    rm -= took
+            lines.append(_close(i, a, allows, opn, al, ap, bal, op, cf, take_refund))
     return tuple(lines)
 
 
-def _period_alone(i, room, a, bal, op, allows, cf, take_refund) -> Line:
-    """``_period`` of a return of one location (the same steps, without sharing: the batch's
-    usual case, kept fast)."""
-    opn = (bal[0] if op[0] else 0, bal[1] if op[1] else 0)
-    al = [0, 0]
-    for o in (0, 1):
-        if a.allowed_in[o] == i:
-            al[o] = bal[o] = a.credits[o] or 0
-            op[o] = True
-    ap = [0, 0]
-    for o in (0, 1):  # L4: the older balance first, up to the room
-        if op[o]:
-            ap[o] = took = min(bal[o], room)
-            bal[o] -= took
-            room -= took
+#: L1: the credit years allowed in a period, by (year one's period of allowance, year two's)
+_ALLOWS = {(False, False): (), (True, False): ("year_one",), (False, True): ("year_two",), (True, True): ORIGINS}
+
+
+def _close(i: int, a: Account, allows: tuple[str, ...], opn, al: list[int], ap: list[int], bal: list[int], op: list[bool],
+           cf: int | None, take_refund: bool) -> Line:
+    """R1, L5 of one location at the close of period ``i``, after application (``ap``): its
+    refund in year two's period of allowance, what outlives the carryforward limit, and its
+    line (Form 313 Part V by year of origin); a balance used up leaves the ledger."""
     back = 0
-    if a.allowed_in[1] == i and take_refund and op[0]:  # R1
+    if a.allowed_in[1] == i and take_refund and op[0]:  # R1, R1a
         back = refund(bal[0], a.ratio)
         bal[0] -= back
     lost = [0, 0]
@@ -296,21 +299,4 @@ def _period(i, room, accounts, balance, open_, allows, cf, take_refund, as_liste
             applied[k][o] = took
             balance[k][o] -= took
             left -= took
-    lines = []
-    for k, a in enumerate(accounts):
-        bal, op, ap, al, opn = balance[k], open_[k], applied[k], allowed[k], opening[k]
-        back = 0
-        if a.allowed_in[1] == i and take_refund and op[0]:  # R1, R1a
-            back = refund(bal[0], a.ratio)
-            bal[0] -= back
-        lost = [0, 0]
-        for o in (0, 1):  # L5
-            if op[o] and forfeit(i, a.allowed_in[o], cf):
-                lost[o], bal[o] = bal[o], 0
-        origins = tuple(
-            Origin(ORIGINS[o], opn[o], al[o], ap[o], back if o == 0 else 0, lost[o], bal[o]) for o in (0, 1) if op[o]
-        )
-        op[0] = op[0] and bal[0] > 0  # a balance used up leaves the ledger
-        op[1] = op[1] and bal[1] > 0
-        lines.append(Line(allows[k], False, al[0] + al[1], ap[0] + ap[1], back, lost[0] + lost[1], carried(bal), origins))
-    return lines
+    return [_close(i, a, allows[k], opening[k], allowed[k], applied[k], balance[k], open_[k], cf, take_refund) for k, a in enumerate(accounts)]

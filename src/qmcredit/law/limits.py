@@ -76,7 +76,6 @@ def ama_problem(tax: str, start: date, s_corporation: bool, ama: Decimal | None)
     return f"{ama} is refused (L2b, {a['cite']}): {why}; give 0 or leave it out"
 
 
-@lru_cache(maxsize=8192)  # a batch's periods repeat a few schedules' inputs
 def minimum_tax(
     tax: str, start: date, end: date, given: Decimal | None, gross_receipts: Decimal | None, s_corporation: bool,
     group_payroll_5m: bool, group_payroll: Decimal | None = None, combined_group_member: bool = False, s_corporation_group_minimum: str = "reduced",
@@ -90,11 +89,27 @@ def minimum_tax(
     "full". The schedule is the CBT's: an insurer held to the CBT limits (L3 option) has none
     unless given. ``params``: the ``ParameterSet`` whose schedule to read (default: the parameter
     files). Raises ``MinimumTaxUnknown`` when it can be neither read nor derived."""
-    p = minimum_tax_parameters() if params is None else params.minimum_tax
     if given is not None:
-        return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
+        return _given(given)
     if tax != "cbt":
-        return MinimumTax(ZERO, {"value": str(ZERO), "source": "insurers have no CBT minimum tax"})
+        return _NO_CBT_MINIMUM
+    return _scheduled(start, end, gross_receipts, s_corporation, group_payroll_5m, group_payroll, combined_group_member,
+                      s_corporation_group_minimum, params)
+
+
+@lru_cache(maxsize=1024)  # a batch's given minimum taxes are a few amounts
+def _given(given: Decimal) -> MinimumTax:
+    return MinimumTax(given, {"value": str(given), "source": "given in the claim"})
+
+
+_NO_CBT_MINIMUM = MinimumTax(ZERO, {"value": str(ZERO), "source": "insurers have no CBT minimum tax"})
+
+
+@lru_cache(maxsize=8192)  # a batch's periods repeat a few schedules' inputs
+def _scheduled(start: date, end: date, gross_receipts: Decimal | None, s_corporation: bool, group_payroll_5m: bool, group_payroll: Decimal | None,
+               combined_group_member: bool, s_corporation_group_minimum: str, params) -> MinimumTax:
+    """``minimum_tax`` of a CBT period that does not give it: from the schedule."""
+    p = minimum_tax_parameters() if params is None else params.minimum_tax
     year = start.year
     sched = p.schedule_for(year)
     if sched is None:
@@ -154,6 +169,7 @@ def limited(tax: str, insurer_limits: str) -> bool:
 
 
 @rule("L2", "N.J.S.A. 52:27BBB-55(b)(3); N.J.A.C. 18:7-3.17(c)", "the tax may not go below the larger of the minimum tax and the alternative minimum assessment")
+@lru_cache(maxsize=8192)  # a batch's periods repeat a few minimum taxes (and most give no AMA)
 def floor(minimum_tax: Decimal, ama: Decimal | None) -> int:
     """L2: the floor, in cents: max(minimum tax, AMA)."""
     return cents(minimum_tax if ama is None or minimum_tax >= ama else ama)
