@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Annotated, Any, Literal, NamedTuple, TypeVar
+from typing import Annotated, Any, Callable, Literal, NamedTuple, TypeVar
 
 import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -447,33 +447,41 @@ def model_problems(header: ClaimHeader) -> list[Problem]:
 _M = TypeVar("_M", bound=BaseModel)
 
 
+def constructor(cls: type[_M]) -> Callable[[dict, set], _M]:
+    """``make(fields, given)``: the model ``cls.model_validate`` makes of a document whose fields,
+    read by their own parsers (``_money``, ``_date``, ``plausible_start``, ``ordered``...), are
+    ``fields`` (every field, in field order, a default where not given) and whose fields given
+    are ``given`` (its ``model_fields_set``). For the batch's plain cells
+    (``batch.header_columns``), which validation would take as they are; its equality with
+    validation is tested (tests/test_header_columns.py)."""
+    new, put = object.__new__, object.__setattr__
+
+    def make(fields: dict, given: set) -> _M:
+        m = new(cls)
+        put(m, "__dict__", fields)
+        put(m, "__pydantic_fields_set__", given)
+        put(m, "__pydantic_extra__", None)
+        put(m, "__pydantic_private__", None)
+        return m
+    return make
+
+
 @lru_cache(maxsize=None)
-def _defaults(cls: type[BaseModel]) -> tuple[dict, frozenset]:
-    """A model's fields with their defaults, in field order, and its required fields."""
+def _constructor(cls: type[BaseModel]) -> tuple[Callable, dict, frozenset]:
     fields = cls.model_fields
     if any(f.default_factory for f in fields.values()):
         raise TypeError(f"{cls.__name__} has a default made per instance; built() gives defaults as they are")
-    return ({k: f.default for k, f in fields.items()}, frozenset(k for k, f in fields.items() if f.is_required()))
+    return constructor(cls), {k: f.default for k, f in fields.items()}, frozenset(k for k, f in fields.items() if f.is_required())
 
 
 def built(cls: type[_M], values: dict) -> _M:
-    """The model ``cls.model_validate`` makes of a document whose given fields, read by their own
-    parsers (``_money``, ``_date``, ``plausible_start``, ``ordered``...), are ``values``: the
-    fields given (its ``model_fields_set``) hold them, the others their defaults. For the batch's
-    plain cells (``batch.header_columns``), which validation would take as they are; its equality
-    with validation is tested (tests/test_header_columns.py)."""
-    defaults, required = _defaults(cls)
+    """``constructor(cls)`` of the fields given, ``values``; the others take their defaults."""
+    make, defaults, required = _constructor(cls)
     if not required <= values.keys():
         raise ValueError(f"{cls.__name__}: a required field is missing")
-    m = object.__new__(cls)
     fields = dict(defaults)
     fields.update(values)
-    _set = object.__setattr__
-    _set(m, "__dict__", fields)
-    _set(m, "__pydantic_fields_set__", set(values))
-    _set(m, "__pydantic_extra__", None)
-    _set(m, "__pydantic_private__", None)
-    return m
+    return make(fields, set(values))
 
 
 def validate_header(doc: dict) -> tuple[ClaimHeader | None, list[Problem]]:

@@ -17,13 +17,15 @@ the same problems (tests/test_header_columns.py).
 
 from __future__ import annotations
 
+import gc
 import re
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Callable
 
 import polars as pl
 
-from ..claim import PLAIN_MONEY, ClaimHeader, Location, OtherCredit, Period, Taxpayer, _date, _year_month, built, model_problems
+from ..claim import PLAIN_MONEY, ClaimHeader, Location, OtherCredit, Period, Taxpayer, _date, _year_month, built, constructor, model_problems
 from ..claim import plausible_start
 from ..jsontext import parse_json
 from ..law.options import Options
@@ -43,12 +45,24 @@ PLAIN_CREDITS = rf"^\[(?:{_CREDIT}(?:, {_CREDIT})*)?\]$"
 _CREDIT_PARTS = re.compile(r'\{"name": "([^"]*)", "amount": "([^"]*)", "order": "(before|after)"\}')
 _MONEY_FIELDS = ("liability", "minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts", "group_payroll")
 _FLAGS = ("s_corporation", "group_payroll_5m", "combined_group_member")
-_DATES = ("start", "end")
 _OPTIONAL = ("minimum_tax", "alternative_minimum_assessment", "nj_gross_receipts", "group_payroll", *_FLAGS, "other_credits")
 
 
 class _NotPlain(Exception):
     """A text the fast path leaves to ``header_doc`` + ``validate_header``."""
+
+
+@contextmanager
+def _no_collection():
+    """The cyclic collector paused: the hundreds of thousands of models built here hold no cycles,
+    and its passes over the whole heap while they are made cost a third of the building."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _blank(c: pl.Expr) -> pl.Expr:
@@ -115,9 +129,13 @@ def _given(frame: pl.DataFrame, columns) -> pl.DataFrame:
         for c in columns)
 
 
+_CREDIT_GIVEN = frozenset(("name", "amount", "order"))
+_period, _credit = constructor(Period), constructor(OtherCredit)
+
+
 def _credits(text: str) -> tuple[OtherCredit, ...]:
     """A ``PLAIN_CREDITS`` cell."""
-    return tuple(built(OtherCredit, {"name": name, "amount": Decimal(amount), "order": order})
+    return tuple(_credit({"name": name, "amount": Decimal(amount), "code": None, "order": order}, set(_CREDIT_GIVEN))
                  for name, amount, order in _CREDIT_PARTS.findall(text))
 
 
@@ -145,7 +163,7 @@ def _periods(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[dict[str,
     money = lambda c: [None if t is None else Decimal(t) for t in table.get_column(c).to_list()]  # noqa: E731 - PLAIN_MONEY: _money's reading
     mt_text = {t: Decimal(t) for t in table.get_column("minimum_tax").drop_nulls().unique().to_list()}  # few distinct
     flag_cols = [[False if t is None else flag[f][t] for t in table.get_column(f).to_list()] for f in _FLAGS]
-    new, put = object.__new__, object.__setattr__
+    last, of_claim = None, []
     for cid, start, end, liability, mt, ama, ngr, gp, s_corp, g5, member, credits, shape in zip(
         table.get_column("claim_id").to_list(), table.get_column("start").to_list(), table.get_column("end").to_list(),
         money("liability"), table.get_column("minimum_tax").to_list(), money("alternative_minimum_assessment"),
@@ -156,16 +174,13 @@ def _periods(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[dict[str,
         if end < start:  # Period._ordered refuses it: validation names it
             bad.add(cid)
             continue
-        p = new(Period)  # claim.built, inlined: a statewide batch has millions of periods
-        put(p, "__dict__", {
+        if cid != last:  # a claim's rows are usually together
+            last, of_claim = cid, found.setdefault(cid, [])
+        of_claim.append(_period({
             "start": start, "end": end, "liability": liability, "minimum_tax": None if mt is None else mt_text[mt],
             "alternative_minimum_assessment": ama, "nj_gross_receipts": ngr, "s_corporation": s_corp, "group_payroll_5m": g5,
             "group_payroll": gp, "combined_group_member": member, "other_credits": () if credits is None else _credits(credits),
-        })
-        put(p, "__pydantic_fields_set__", set(shapes[shape]))
-        put(p, "__pydantic_extra__", None)
-        put(p, "__pydantic_private__", None)
-        found.setdefault(cid, []).append(p)
+        }, set(shapes[shape])))
     return found, bad
 
 
@@ -191,28 +206,29 @@ def plain_headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> list[Ch
     ``validate_header`` decide it)."""
     table = _given(claims, ("claim_id", *(c for c, *_ in _CLAIM_CELLS), "options", "periods"))
     reads = {c: _read(table, c, parse, required=c in _REQUIRED) for c, _, _, parse in _CLAIM_CELLS}
-    options = _read(table, "options", _options)
-    plain = pl.all_horizontal(*(test for test, _ in reads.values()), options[0], pl.col("periods").is_null()).fill_null(False)
+    options, read_options = _read(table, "options", _options)
+    plain = pl.all_horizontal(*(test for test, _ in reads.values()), options, pl.col("periods").is_null()).fill_null(False)
     ok = table.select(plain).to_series().to_list()
-    claim_periods, bad = _periods(periods, table.filter(plain).get_column("claim_id"))
     columns = [(obj, field, reads[c][1], table.get_column(c).to_list()) for c, obj, field, _ in _CLAIM_CELLS]
-    option_texts, read_options = table.get_column("options").to_list(), options[1]
+    option_texts = table.get_column("options").to_list()
     out: list[Checked | None] = []
-    for k, cid in enumerate(table.get_column("claim_id").to_list()):
-        if not ok[k] or cid in bad:
-            out.append(None)
-            continue
-        parts: dict = {"taxpayer": {}, "location": {}, None: {}}  # None: the header's own fields (as_of)
-        for obj, field, readings, texts in columns:
-            text = texts[k]
-            if text is not None:
-                parts[obj][field] = text if readings is None else readings[text]
-        head = {"taxpayer": built(Taxpayer, parts["taxpayer"]), "location": built(Location, parts["location"]), **parts[None]}
-        if option_texts[k] is not None and (given := read_options[option_texts[k]]) is not None:
-            head["options"] = given
-        if cid in claim_periods:
-            head["periods"] = tuple(claim_periods[cid])
-        header = built(ClaimHeader, head)
-        found = model_problems(header)
-        out.append((header if not found else None, found))
+    with _no_collection():
+        claim_periods, bad = _periods(periods, table.filter(plain).get_column("claim_id"))
+        for k, cid in enumerate(table.get_column("claim_id").to_list()):
+            if not ok[k] or cid in bad:
+                out.append(None)
+                continue
+            parts: dict = {"taxpayer": {}, "location": {}, None: {}}  # None: the header's own fields (as_of)
+            for obj, field, readings, texts in columns:
+                text = texts[k]
+                if text is not None:
+                    parts[obj][field] = text if readings is None else readings[text]
+            head = {"taxpayer": built(Taxpayer, parts["taxpayer"]), "location": built(Location, parts["location"]), **parts[None]}
+            if option_texts[k] is not None and (given := read_options[option_texts[k]]) is not None:
+                head["options"] = given
+            if cid in claim_periods:
+                head["periods"] = tuple(claim_periods[cid])
+            header = built(ClaimHeader, head)
+            found = model_problems(header)
+            out.append((header if not found else None, found))
     return out
