@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Callable, Literal, NamedTuple, TypeVar
 
 import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -33,6 +33,9 @@ _MONEY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 
 
 _PLAIN_MONEY = re.compile(r"^\d{1,%d}(\.\d{0,2})?$" % MONEY_DIGITS)  # "1234.56": nothing to strip or check further
+#: an amount's text that ``_money`` reads as ``Decimal(text)`` (ASCII digits, a point and two
+#: cents), a pattern polars can run on a column: the batch's plain money (``batch.header_columns``)
+PLAIN_MONEY = re.compile(r"^[0-9]{1,%d}\.[0-9]{2}$" % MONEY_DIGITS)
 _CENT = Decimal("0.01")
 #: The number-reading rule (docs/format.md): the point is the decimal point; a comma is read only as
 #: a thousands separator, in groups of exactly three digits before any point ("1,234.5"). Any
@@ -144,6 +147,13 @@ class Taxpayer(_Model):
     unitary_id: str = Field("", description="the combined group's New Jersey unitary ID, printed in Form 313's header; decides nothing")
 
 
+def plausible_start(d: date) -> date:
+    """``operations_began`` in the years whose base period and credit years are calendar dates."""
+    if not FIRST_YEAR <= d.year <= LAST_YEAR:
+        raise ValueError(f"{d} is outside the years {FIRST_YEAR} to {LAST_YEAR} this engine can place a base period and two credit years in")
+    return d
+
+
 class Location(_Model):
     municipality: str = Field(min_length=1)
     address: str = ""
@@ -153,9 +163,7 @@ class Location(_Model):
     @field_validator("operations_began")
     @classmethod
     def _plausible(cls, d: date) -> date:
-        if not FIRST_YEAR <= d.year <= LAST_YEAR:
-            raise ValueError(f"{d} is outside the years {FIRST_YEAR} to {LAST_YEAR} this engine can place a base period and two credit years in")
-        return d
+        return plausible_start(d)
 
 
 class Site(Location):
@@ -177,6 +185,12 @@ class OtherCredit(_Model):
     order: Literal["before", "after"] | None = None
 
 
+def ordered(start: date, end: date) -> None:
+    """A period's end is not before its start."""
+    if end < start:
+        raise ValueError(f"end {end} is before start {start}")
+
+
 class Period(_Model):
     start: Day
     end: Day
@@ -192,8 +206,7 @@ class Period(_Model):
 
     @model_validator(mode="after")
     def _ordered(self) -> "Period":
-        if self.end < self.start:
-            raise ValueError(f"end {self.end} is before start {self.start}")
+        ordered(self.start, self.end)
         return self
 
     def contains(self, day: date) -> bool:
@@ -429,6 +442,46 @@ def model_problems(header: ClaimHeader) -> list[Problem]:
     flags = [p.group_payroll_5m if "group_payroll_5m" in p.__pydantic_fields_set__ else None for p in periods]  # compared only when given
     return _checks(header.location is not None or header.locations is not None, header.taxpayer.tax,
                    header.options.s_corporation_group_minimum, periods, flags)
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def constructor(cls: type[_M]) -> Callable[[dict, set], _M]:
+    """``make(fields, given)``: the model ``cls.model_validate`` makes of a document whose fields,
+    read by their own parsers (``_money``, ``_date``, ``plausible_start``, ``ordered``...), are
+    ``fields`` (every field, in field order, a default where not given) and whose fields given
+    are ``given`` (its ``model_fields_set``). For the batch's plain cells
+    (``batch.header_columns``), which validation would take as they are; its equality with
+    validation is tested (tests/test_header_columns.py)."""
+    new, put = object.__new__, object.__setattr__
+
+    def make(fields: dict, given: set) -> _M:
+        m = new(cls)
+        put(m, "__dict__", fields)
+        put(m, "__pydantic_fields_set__", given)
+        put(m, "__pydantic_extra__", None)
+        put(m, "__pydantic_private__", None)
+        return m
+    return make
+
+
+@lru_cache(maxsize=None)
+def _constructor(cls: type[BaseModel]) -> tuple[Callable, dict, frozenset]:
+    fields = cls.model_fields
+    if any(f.default_factory for f in fields.values()):
+        raise TypeError(f"{cls.__name__} has a default made per instance; built() gives defaults as they are")
+    return constructor(cls), {k: f.default for k, f in fields.items()}, frozenset(k for k, f in fields.items() if f.is_required())
+
+
+def built(cls: type[_M], values: dict) -> _M:
+    """``constructor(cls)`` of the fields given, ``values``; the others take their defaults."""
+    make, defaults, required = _constructor(cls)
+    if not required <= values.keys():
+        raise ValueError(f"{cls.__name__}: a required field is missing")
+    fields = dict(defaults)
+    fields.update(values)
+    return make(fields, set(values))
 
 
 def validate_header(doc: dict) -> tuple[ClaimHeader | None, list[Problem]]:

@@ -33,6 +33,7 @@ from ..payroll import Lookup, check, first_unknown_month
 from ..problems import ClaimError, Problem
 from . import outputs
 from .engine import OutOfClaimOrder, PayrollSource
+from .header_columns import plain_headers
 from .tables import header_doc, periods_by_claim
 
 
@@ -49,13 +50,18 @@ class PartitionResult:
 
 def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
     """Validate each claims-table row, with its periods-table rows, as a FORMAT.md header (the
-    core's ``ClaimHeader``)."""
+    core's ``ClaimHeader``): read column by column when its every cell is plain
+    (``header_columns.plain_headers``), else as a document (``header_doc``, ``validate_header``)."""
     valid: dict[str, ClaimHeader] = {}
     invalid: dict[str, list[Problem]] = {}
     seen: set[str] = set()
-    claim_periods = periods_by_claim(periods)
-    for row in claims.iter_rows(named=True):
-        cid = row["claim_id"]
+    fast = plain_headers(claims, periods)
+    slow = [k for k, checked in enumerate(fast) if checked is None]
+    ids = claims.get_column("claim_id").to_list()
+    if slow and periods is not None:
+        periods = periods.filter(pl.col("claim_id").is_in(pl.Series([ids[k] for k in slow], dtype=pl.Utf8).implode()))
+    claim_periods = periods_by_claim(periods) if slow else {}
+    for k, cid in enumerate(ids):
         if cid is None or cid == "":
             continue  # counted by the caller as claims-table rows without an id
         if cid in seen:
@@ -63,9 +69,12 @@ def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[st
             valid.pop(cid, None)
             continue
         seen.add(cid)
-        doc, found = header_doc(row, claim_periods.get(cid))
-        header, problems = validate_header(doc)
-        found = problems + found
+        if fast[k] is not None:
+            header, found = fast[k]
+        else:
+            doc, found = header_doc(claims.row(k, named=True), claim_periods.get(cid))
+            header, problems = validate_header(doc)
+            found = problems + found
         if found:
             invalid[cid] = found
         else:
