@@ -8,6 +8,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests judge the code, not the machine: on CI's 2 shared cores generating an example can
+# be slow, which is no failure of the property (each test still sets its own number of examples).
+settings.register_profile("qmcredit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("qmcredit")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_EXAMPLES = ROOT.parent / "shared" / "spec" / "examples"
