@@ -30,7 +30,7 @@ from ..claim import plausible_start
 from ..jsontext import parse_json
 from ..law.options import Options
 from ..problems import ClaimError, Problem
-from .tables import _FALSE, _TRUE, PERIOD_FIELDS
+from .tables import PERIOD_FIELDS, flag_of
 
 Checked = tuple[ClaimHeader | None, list[Problem]]  # what validate_header gives
 
@@ -83,13 +83,11 @@ def _word(text: str) -> str:
 
 
 def _flag(text: str) -> bool:
-    """``tables._value`` of a flag, when it reads as one (else validation names it)."""
-    low = text.strip().lower()
-    if low in _TRUE:
-        return True
-    if low in _FALSE:
-        return False
-    raise _NotPlain
+    """``tables.flag_of`` of a flag, when it reads as one (else validation names it)."""
+    flag = flag_of(text)
+    if flag is None:
+        raise _NotPlain
+    return flag
 
 
 def _options(text: str) -> Options | None:

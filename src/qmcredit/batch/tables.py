@@ -76,16 +76,18 @@ def first_line(path: Path) -> int:
     return 2 if kind_of(path) == "csv" else 1
 
 
+def flag_of(text: str) -> bool | None:
+    """A flag cell's text as true or false, or None when it reads as neither."""
+    low = text.strip().lower()
+    return True if low in _TRUE else False if low in _FALSE else None
+
+
 def _value(field: str, text: str | None) -> Any:
     """Table text -> the header document's value; a bad flag stays text so validation names it."""
     if text is None or text.strip() == "":
         return None
-    if field in BOOLEAN_FIELDS:
-        low = text.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
+    if field in BOOLEAN_FIELDS and (flag := flag_of(text)) is not None:
+        return flag
     return text
 
 
