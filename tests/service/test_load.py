@@ -18,16 +18,21 @@ def _load_module():
     return module
 
 
+def _forty_claims(load, url: str, tmp_path) -> dict:
+    """The load script's server on ``url``, 40 claims posted by 8 clients, the server stopped."""
+    proc, base, token = load.start_server(url, str(tmp_path))
+    try:
+        return load.run(base, token, claims=40, concurrency=8, deadline=120)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 @pytest.mark.slow
 def test_concurrent_submissions_are_all_answered_and_stored(tmp_path):
     load = _load_module()
     with load.fresh_database(None, str(tmp_path)) as url:
-        proc, base, token = load.start_server(url, str(tmp_path))
-        try:
-            result = load.run(base, token, claims=40, concurrency=8, deadline=120)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+        result = _forty_claims(load, url, tmp_path)
     assert result["statuses"] == {201: 40}
     assert result["lost"] == 0 and result["server_errors"] == 0 and result["stored"] == 40
 
@@ -42,12 +47,7 @@ def test_two_worker_processes_on_sqlite_take_turns_and_keep_one_chain(tmp_path, 
     load = _load_module()
     monkeypatch.setenv("QMCREDIT_WORKERS", "2")
     with load.fresh_database(None, str(tmp_path)) as url:
-        proc, base, token = load.start_server(url, str(tmp_path))
-        try:
-            result = load.run(base, token, claims=40, concurrency=8, deadline=120)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+        result = _forty_claims(load, url, tmp_path)
         db = Database(url)
         try:
             with db.read() as session:
