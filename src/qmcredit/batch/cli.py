@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..problems import ClaimError, Problem
-from . import engine, synth as synthetic
+from . import engine
 from .tables import UnreadableTable
 
 
@@ -148,6 +148,8 @@ def synth(
     """Write a realistic synthetic claims table, periods table and payroll table."""
     if kind not in ("parquet", "csv"):
         raise typer.BadParameter("kind must be parquet or csv")
+    from . import synth as synthetic  # here: a batch run does not need it
+
     with _progress(claims, "synth") as advance:
         paths = synthetic.write(out, claims, seed, kind=kind, invalid_share=invalid_share, on_chunk=lambda c, r: advance(r, c))
     typer.echo(json.dumps({k: str(v) for k, v in paths.items()}, indent=2))

@@ -83,11 +83,13 @@ class PayrollSource:
         return pl.scan_parquet(self.path)
 
 
-def read_rows(payroll: PayrollSource, ids: list[str]) -> tuple[Lookup, int, pl.Series]:
+def read_rows(payroll: PayrollSource, ids: list[str]) -> tuple[Lookup, int, pl.Series, pl.Series]:
     """The first half of ``partition.measure``, which needs nothing of the claims' headers: the payroll rows
     read, their claim ids coded (a claim's place in ``ids``; stripped here, each distinct id once)
-    and their columns' distinct values parsed (``payroll.lookup``). Also the number of rows, and
-    the claim ids of rows whose claim is not in ``ids`` (orphans), which are left out."""
+    and their columns' distinct values parsed (``payroll.lookup``). Also the number of rows, the
+    claim ids of rows whose claim is not in ``ids`` (orphans), which are left out, and the codes
+    of the claims of ``ids`` that have a row (all of a claim's rows are in its partition: the
+    others have none in the table, ``_unmatched``)."""
     rows, coded = payroll.read()
     if "claim_id" in coded:
         raw, names = coded.pop("claim_id")
@@ -103,7 +105,7 @@ def read_rows(payroll: PayrollSource, ids: list[str]) -> tuple[Lookup, int, pl.S
         kept = claim.is_not_null()
         known = known.filter(kept)
         coded = {c: (codes.filter(kept), values) for c, (codes, values) in coded.items()}
-    return lookup(known, lean=True, coded=coded), rows.height, orphans
+    return lookup(known, lean=True, coded=coded), rows.height, orphans, claim.drop_nulls().unique()
 
 
 
@@ -140,7 +142,7 @@ def serial_map(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, Partition
 def local_processes(jobs: int) -> Iterator[Mapper]:
     """A ``Mapper`` over this process and ``jobs`` - 1 local worker processes, yielding results as
     they finish. This process decides partitions too, on a thread of its own, from the start,
-    while the workers are spawned (not forked: polars' thread pool does not survive a fork) and
+    while the workers, spawned on entry (not forked: polars' thread pool does not survive a fork),
     import the engine. Each is given its next partition as it finishes one, so that they finish
     together however the partitions' costs differ; once none is left for them, the workers are let
     go, and exit while this process finishes its last (a second call, after ``OutOfClaimOrder``,
@@ -151,10 +153,14 @@ def local_processes(jobs: int) -> Iterator[Mapper]:
         pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")))
         return pools[-1]
 
+    ready = [workers()]  # started now: they import the engine while this process reads the tables and plans
+    for _ in range(jobs - 1):
+        ready[0].submit(_started)
+
     with ThreadPoolExecutor(max_workers=1) as here:
 
         def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
-            pool = workers()
+            pool = ready.pop() if ready else workers()
             todo, running = deque(args), {}
             free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
             try:
@@ -177,6 +183,10 @@ def local_processes(jobs: int) -> Iterator[Mapper]:
         finally:
             for pool in pools:
                 pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _started() -> None:
+    """A worker process's first task: it starts the process (``local_processes``)."""
 
 
 def payroll_rows(payroll: Path) -> int:
@@ -227,8 +237,9 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     """Partitions without a split pass, for a Parquet table in claim order, as an export sorted by
     claim gives it: row groups whose claim_id statistics never go back. The partitions are runs of
     rows of about equal size, at most ``rows_per_partition`` (more only where one claim's rows
-    leave no cut), their number a multiple of ``at_least`` (the processes, kept equally busy)
-    where the claims allow; the processes' last turn is cut in halves. Each cut is at the first
+    leave no cut, or where whole row groups make a run, ``_group_places``), their number a
+    multiple of ``at_least`` (the processes, kept equally busy) where the claims allow; the
+    processes' last turn is cut in halves. Each cut is at the first
     row from its even place on where a new claim starts (``_cut``). None when the table is not such a table, or gives fewer than
     ``at_least`` partitions (then the rows are split by claim hash)."""
     if kind_of(payroll) != "parquet":
@@ -255,7 +266,7 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
         return None
     parts = at_least * -(-meta.num_rows // (at_least * rows_per_partition))  # the processes' turns, all of them busy in each
     # The last turn in halves: the processes then finish within half a partition of each other.
-    places = [*(k * meta.num_rows // parts for k in range(1, parts - at_least + 1)),
+    places = [*_group_places([meta.row_group(g).num_rows for g in range(meta.num_row_groups)], parts, parts - at_least),
               *((2 * (parts - at_least) + k) * meta.num_rows // (2 * parts) for k in range(1, 2 * at_least))]
     cuts: list[tuple[int, str]] = []
     for place in places:
@@ -265,6 +276,27 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     bounds = [(0, None), *cuts, (meta.num_rows, None)]
     out = [ClaimRange(a, b - a, low, high) for (a, low), (b, high) in zip(bounds, bounds[1:])]
     return out if len(out) >= at_least else None
+
+
+def _group_places(sizes: list[int], parts: int, full: int) -> list[int]:
+    """The places of the cuts of the first ``full`` of ``parts`` runs of a table whose row groups
+    hold ``sizes`` rows: at row-group starts (a run then decodes its own groups and only the first
+    rows of the next, ``read_coded``), each run of whole groups at least three quarters of a
+    ``parts``-th of the table, up to the end of the ``full`` runs; evenly spaced when the table
+    has one row group or groups larger than one and a half runs."""
+    rows = sum(sizes)
+    even = [k * rows // parts for k in range(1, full + 1)]
+    if not even or len(sizes) < 2 or 2 * parts * max(sizes[:-1]) > 3 * rows:
+        return even
+    places, start, last = [], 0, 0
+    for n in sizes[:-1]:
+        start += n
+        if start > even[-1]:
+            break
+        if 4 * parts * (start - last) >= 3 * rows:
+            places.append(start)
+            last = start
+    return places
 
 
 def _cut(ids: pl.LazyFrame, rows: int, at: int) -> tuple[int, str] | None:
@@ -352,7 +384,7 @@ def _run(
         ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
         from .partition import invalid_json  # the rules' modules are loaded by now
 
-        refused = _unmatched(claims, payroll, claims_df)
+        refused = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed})
         if refused:
             claims_df, ledger_df = _refuse(claims_df, ledger_df, refused)
         jsonl_lines = [[(cid, invalid_json(cid, refused[cid]) if cid in refused else line) for cid, line in r.jsonl] for _, r in results]
@@ -420,10 +452,12 @@ def decide_planned(
     return results, n
 
 
-def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame) -> dict[str, list[Problem]]:
+def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame, unrowed: set[str] | None = None) -> dict[str, list[Problem]]:
     """Decided claims that no payroll row matches, with the problem: every claim when the two
     tables' claim_id columns differ in type (no row can be trusted to match), else each claim
-    without any payroll row (its employees and hours are missing)."""
+    without any payroll row (its employees and hours are missing): those of ``unrowed``, the
+    partitions' claims without a row (``PartitionResult.unrowed``), or, not given, found by
+    reading the table's claim ids."""
     ids = decided.filter(pl.col("status") == "decided").get_column("claim_id")
     if ids.is_empty():
         return {}
@@ -432,6 +466,8 @@ def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame) -> dict[str, 
         problem = Problem("claim_id", f"{payroll.name} has claim_id of type {ptype}, {claims.name} of type {ctype}: "
                                       "give both the same type (text), so that payroll rows match their claims")
         return {cid: [problem] for cid in ids}
+    if unrowed is not None:
+        return {cid: [no_payroll_rows(cid)] for cid in ids.to_list() if cid in unrowed}
     present = scan_payroll(payroll).select("claim_id").unique().collect(engine="streaming").get_column("claim_id")
     return {cid: [no_payroll_rows(cid)] for cid in ids.filter(~ids.is_in(present.implode()))}
 

@@ -46,6 +46,7 @@ class PartitionResult:
     bad_rows: int
     orphan_rows: int
     orphan_claims: list[str]
+    unrowed: list[str]  # claims of the partition without any payroll row
 
 
 def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
@@ -295,7 +296,7 @@ def decide_partition(
             for k in CLAIM_COLUMNS:
                 consts[k].append(cols[k])
         constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
-        looked, rows, orphans = reading.result()
+        looked, rows, orphans, with_rows = reading.result()
         if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
             strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
             if strays:
@@ -345,4 +346,5 @@ def decide_partition(
     out = pl.concat([claim_rows, pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA)]).sort("claim_id")
     return PartitionResult(
         out, ledger_rows.sort("claim_id", "period"), lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
+        [ids[code] for code in sorted(set(range(len(ids))).difference(with_rows.to_list()))],
     )

@@ -212,14 +212,27 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
     text = [c for c in wanted if pa.types.is_string(schema.field(named[c]).type) or pa.types.is_large_string(schema.field(named[c]).type)]
     file = pq.ParquetFile(path, read_dictionary=[named[c] for c in text])
     first, count = rows or (0, file.metadata.num_rows)
-    groups, start, skip = [], 0, 0
+    columns = [named[c] for c in wanted]
+    groups, start, skip, tail = [], 0, 0, 0
     for g in range(file.metadata.num_row_groups):  # the row groups holding the rows
         n = file.metadata.row_group(g).num_rows
         if start < first + count and first < start + n:
             skip = skip if groups else first - start
             groups.append(g)
+            tail = first + count - start  # the rows wanted of the last group, so far this one
+            whole = n
         start += n
-    table = file.read_row_groups(groups, columns=[named[c] for c in wanted], use_threads=True).slice(skip, count)
+    if len(groups) > 1 and 4 * tail < whole:  # a run cut just after a row group starts: only its first rows decoded
+        table = file.read_row_groups(groups[:-1], columns=columns, use_threads=True)
+        head = []
+        for batch in file.iter_batches(batch_size=tail, row_groups=groups[-1:], columns=columns, use_threads=True):
+            head.append(batch)
+            tail -= batch.num_rows
+            if tail <= 0:
+                break
+        table = pa.concat_tables([table, pa.Table.from_batches(head, schema=table.schema)]).slice(skip, count)
+    else:
+        table = file.read_row_groups(groups, columns=columns, use_threads=True).slice(skip, count)
     line = first_line(path) + first
     frame = pl.DataFrame([pl.int_range(line, line + table.num_rows, dtype=pl.UInt32, eager=True).alias("_line")]).with_columns(
         pl.from_arrow(table.column(named[c])).cast(pl.Utf8).alias(c) for c in wanted if c not in text)
