@@ -233,6 +233,11 @@ def test_typed_and_oddly_named_parquet_columns_read_as_codes_or_as_text_alike(ge
     for name, (codes_, values) in coded.items():
         source = {"employee_id": " Employee_ID ", "month": "MONTH"}.get(name, name)
         assert values.gather(codes_).to_list() == odd.get_column(source).slice(20_000, 30_000).to_list(), name
+    frame, coded = engine.read_coded(typed, (16_000, 14_500))  # to just after the third row group starts: its first rows decoded alone
+    assert frame.get_column("_line").to_list()[-1] == 30_500 and frame.get_column("hours").to_list() == odd.get_column("hours").cast(pl.Utf8).slice(16_000, 14_500).to_list()
+    for name, (codes_, values) in coded.items():
+        source = {"employee_id": " Employee_ID ", "month": "MONTH"}.get(name, name)
+        assert values.gather(codes_).to_list() == odd.get_column(source).slice(16_000, 14_500).to_list(), name
 
 
 @pytest.mark.parametrize("codes", [True, False])
@@ -257,3 +262,34 @@ def test_empty_cells_and_tables_read_as_codes_or_as_text_alike(tmp_path, monkeyp
     assert (summary.rows, summary.bad_rows, summary.orphan_rows, summary.orphan_claims, summary.invalid) == (3, 1, 1, [], 1)
     assert lines(tmp_path / "nulls")["A"]["problems"] == [
         {"location": "nulls.parquet line 3", "message": "employee_id: missing; every row needs the employee it is for"}]
+
+
+@pytest.mark.parametrize("order", ["claim order", "shuffled"])
+def test_claims_without_payroll_rows_are_found_by_the_partitions_as_by_reading_the_table(generated, oracle, tmp_path, order):
+    """Issue 14: a claim no payroll row matches is refused. The partitions that read the rows tell
+    which of their claims have none (``PartitionResult.unrowed``), over runs of a claim-ordered
+    table or partitions by claim hash; the claims refused are those a reading of the table's
+    claim ids finds, and the outputs those of one partition."""
+    paths = generated["parquet"]
+    table = pl.read_parquet(paths["payroll"])
+    known = set(pl.read_parquet(paths["claims"]).get_column("claim_id").to_list())
+    ids = [cid for cid in table.get_column("claim_id").unique(maintain_order=True).to_list() if cid in known]
+    gone = {ids[0], ids[len(ids) // 2], ids[-1]}
+    thinned = table.filter(~pl.col("claim_id").is_in(list(gone)))
+    if order == "shuffled":
+        thinned = thinned.sample(fraction=1.0, shuffle=True, seed=3)
+    payroll = tmp_path / "payroll.parquet"
+    thinned.write_parquet(payroll, row_group_size=20_000)
+    assert (engine.claim_ranges(payroll, 100_000, 2) is None) == (order == "shuffled")
+    many = engine.run(paths["claims"], payroll, tmp_path / "many", periods=paths["periods"], jsonl=True, jobs=2, rows_per_process=1,
+                      rows_per_partition=200_000)
+    one = engine.run(paths["claims"], payroll, tmp_path / "one", periods=paths["periods"], jsonl=True)
+    assert many.partitions > 2 and one.partitions == 1
+    for name in ("claims.parquet", "ledger.parquet", "determinations.jsonl"):
+        assert (tmp_path / "many" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+    claims = pl.read_parquet(tmp_path / "many" / "claims.parquet")
+    read = engine._unmatched(paths["claims"], payroll, claims.with_columns(pl.lit("decided").alias("status")))  # every claim, by a reading
+    assert set(read) == gone
+    got = lines(tmp_path / "many")
+    refused = {cid for cid in gone if "error" not in oracle[cid]}
+    assert refused and all(got[cid]["problems"] == [engine.no_payroll_rows(cid).to_dict()] for cid in refused)

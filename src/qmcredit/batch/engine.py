@@ -43,10 +43,11 @@ DEFAULT_ROWS_PER_PARTITION = 6_000_000
 #: Payroll rows that make a local worker process worth its start (an interpreter and polars, about
 #: 0.4 s): a smaller table is decided faster in the process that reads it.
 ROWS_PER_PROCESS = 2_000_000
-#: Payroll rows from which a Parquet table's text columns are read as codes (``read_coded``): the
-#: codes save about 0.05 s a million rows, and pyarrow's import and first read cost about 0.08 s.
-#: (Runs of a table in claim order are always read so: their processes read millions of rows.)
-CODES_FROM_ROWS = 2_000_000
+#: Payroll rows from which a Parquet table's text columns are read as codes (``read_coded``):
+#: reading the rows and parsing their values (``read_rows``) then costs about 0.3 processor-s a
+#: million rows instead of 0.6, after pyarrow's import and first read, about 0.15 s (measured at
+#: 0.1M and 1.1M rows, benchmarks/batch.md). (Runs of a table in claim order are always read so.)
+CODES_FROM_ROWS = 500_000
 _HASH_SEED = 20020043  # P.L.2002, c.43: any fixed seed; it only spreads claims over partitions
 
 
@@ -281,19 +282,19 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
 def _group_places(sizes: list[int], parts: int, full: int) -> list[int]:
     """The places of the cuts of the first ``full`` of ``parts`` runs of a table whose row groups
     hold ``sizes`` rows: at row-group starts (a run then decodes its own groups and only the first
-    rows of the next, ``read_coded``), each run of whole groups at least three quarters of a
-    ``parts``-th of the table, up to the end of the ``full`` runs; evenly spaced when the table
-    has one row group or groups larger than one and a half runs."""
+    rows of the next, ``read_coded``), each run as many whole groups as keep it within 5/4 of a
+    ``parts``-th of the table (memory stays bounded), up to the end of the ``full`` runs; evenly
+    spaced when the table has one row group or groups larger than 3/2 of a run."""
     rows = sum(sizes)
     even = [k * rows // parts for k in range(1, full + 1)]
     if not even or len(sizes) < 2 or 2 * parts * max(sizes[:-1]) > 3 * rows:
         return even
     places, start, last = [], 0, 0
-    for n in sizes[:-1]:
+    for n, after in zip(sizes, sizes[1:]):
         start += n
         if start > even[-1]:
             break
-        if 4 * parts * (start - last) >= 3 * rows:
+        if 4 * parts * (start + after - last) > 5 * rows:  # the next group would make the run too large
             places.append(start)
             last = start
     return places
