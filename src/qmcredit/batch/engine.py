@@ -11,9 +11,11 @@ are read from the moment it starts (``read_rows``), and a process imports the ru
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import heapq
+import itertools
 import multiprocessing
 import os
 import shutil
@@ -234,13 +236,14 @@ class ClaimRange:
         return low & (pl.lit(True) if self.high is None else cid < self.high)
 
 
-def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[ClaimRange] | None:
+def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int, most: int | None = None) -> list[ClaimRange] | None:
     """Partitions without a split pass, for a Parquet table in claim order, as an export sorted by
     claim gives it: row groups whose claim_id statistics never go back. The partitions are runs of
     rows of about equal size, at most ``rows_per_partition`` (more only where one claim's rows
-    leave no cut, or where whole row groups make a run, ``_group_places``), their number a
-    multiple of ``at_least`` (the processes, kept equally busy) where the claims allow; the
-    processes' last turn is cut in halves. Each cut is at the first
+    leave no cut), their number a multiple of ``at_least`` (the processes, kept equally busy)
+    where the claims allow; the processes' last turn is cut in halves. A cut is moved to a
+    row-group start next to it where the runs stay within ``most`` rows (default:
+    ``rows_per_partition``; ``_group_places``). Each cut is at the first
     row from its even place on where a new claim starts (``_cut``). None when the table is not such a table, or gives fewer than
     ``at_least`` partitions (then the rows are split by claim hash)."""
     if kind_of(payroll) != "parquet":
@@ -267,7 +270,7 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
         return None
     parts = at_least * -(-meta.num_rows // (at_least * rows_per_partition))  # the processes' turns, all of them busy in each
     # The last turn in halves: the processes then finish within half a partition of each other.
-    places = [*_group_places([meta.row_group(g).num_rows for g in range(meta.num_row_groups)], parts, parts - at_least),
+    places = [*_group_places([meta.row_group(g).num_rows for g in range(meta.num_row_groups)], parts, parts - at_least, most or rows_per_partition),
               *((2 * (parts - at_least) + k) * meta.num_rows // (2 * parts) for k in range(1, 2 * at_least))]
     cuts: list[tuple[int, str]] = []
     for place in places:
@@ -279,24 +282,22 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int) -> list[
     return out if len(out) >= at_least else None
 
 
-def _group_places(sizes: list[int], parts: int, full: int) -> list[int]:
+def _group_places(sizes: list[int], parts: int, full: int, most: int) -> list[int]:
     """The places of the cuts of the first ``full`` of ``parts`` runs of a table whose row groups
-    hold ``sizes`` rows: at row-group starts (a run then decodes its own groups and only the first
-    rows of the next, ``read_coded``), each run as many whole groups as keep it within 5/4 of a
-    ``parts``-th of the table (memory stays bounded), up to the end of the ``full`` runs; evenly
-    spaced when the table has one row group or groups larger than 3/2 of a run."""
+    hold ``sizes`` rows: each even place moved to a row-group start next to it (a run then decodes
+    its own groups and only the first rows of the next, ``read_coded``) where the runs on both
+    sides keep within ``most`` rows (memory stays bounded) and in order; else left where it is.
+    As many places as evenly spaced ones: the same number of runs."""
     rows = sum(sizes)
     even = [k * rows // parts for k in range(1, full + 1)]
-    if not even or len(sizes) < 2 or 2 * parts * max(sizes[:-1]) > 3 * rows:
-        return even
-    places, start, last = [], 0, 0
-    for n, after in zip(sizes, sizes[1:]):
-        start += n
-        if start > even[-1]:
-            break
-        if 4 * parts * (start + after - last) > 5 * rows:  # the next group would make the run too large
-            places.append(start)
-            last = start
+    starts = list(itertools.accumulate(sizes[:-1]))
+    places, last = [], 0
+    for k, place in enumerate(even):
+        after = even[k + 1] if k + 1 < full else (2 * full + 1) * rows // (2 * parts)  # the next place (the last turn's first half)
+        at = bisect.bisect_left(starts, place)
+        near = sorted(starts[max(0, at - 1):at + 1], key=lambda s: abs(s - place))  # the group starts either side, nearer first
+        places.append(next((s for s in near if last < s < after and s - last <= most and after - s <= most), place))
+        last = places[-1]
     return places
 
 
@@ -427,7 +428,7 @@ def decide_planned(
     # At least four runs a process, so that the processes finish together.
     run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
     joined = returns(table)  # L6: a return's claims are decided together, in one partition by hash
-    ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions)) if n > 1 and local and not joined else None
+    ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions), rows_per_partition) if n > 1 and local and not joined else None
     results = None
     if ranges is not None:  # each partition reads its own rows: no split pass
         highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
