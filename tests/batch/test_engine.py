@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import polars as pl
@@ -293,3 +294,22 @@ def test_claims_without_payroll_rows_are_found_by_the_partitions_as_by_reading_t
     got = lines(tmp_path / "many")
     refused = {cid for cid in gone if "error" not in oracle[cid]}
     assert refused and all(got[cid]["problems"] == [engine.no_payroll_rows(cid).to_dict()] for cid in refused)
+
+
+@pytest.mark.parametrize("sizes, parts, full, most", [
+    ([1000] * 10, 8, 6, 2000), ([1000] * 10, 8, 6, 1250), ([1000, 300, 1000, 1000, 5000, 10], 4, 2, 3000), ([400] * 50, 10, 8, 2000), ([7000, 3000], 4, 2, 3000),
+])
+def test_cuts_move_to_row_group_starts_within_the_rows_per_partition(sizes, parts, full, most):
+    """A run's cut moves to the row-group start next to it (the run then decodes whole groups,
+    ``read_coded``) only where both runs beside it keep within ``most`` rows; the runs are as many
+    as evenly spaced ones and in order."""
+    rows = sum(sizes)
+    even = [k * rows // parts for k in range(1, full + 1)]
+    places = engine._group_places(sizes, parts, full, most)
+    starts = set(itertools.accumulate(sizes[:-1]))
+    bounds = [0, *places, (2 * full + 1) * rows // (2 * parts)]
+    assert len(places) == len(even) and all(a < b for a, b in zip(bounds, bounds[1:]))
+    assert all(p == e or (p in starts and p - a <= most and b - p <= most) for e, a, p, b in zip(even, bounds, bounds[1:], bounds[2:]))
+
+    assert engine._group_places([1000] * 10, 8, 6, 2000) == [1000, 2000, 4000, 5000, 6000, 7000]  # evenly 1250, 2500, ...: all moved
+    assert engine._group_places([7000, 3000], 4, 2, 3000) == [2500, 5000]  # a group larger than a run: nowhere to move
