@@ -240,11 +240,11 @@ def claim_ranges(payroll: Path, rows_per_partition: int, at_least: int, most: in
     """Partitions without a split pass, for a Parquet table in claim order, as an export sorted by
     claim gives it: row groups whose claim_id statistics never go back. The partitions are runs of
     rows of about equal size, at most ``rows_per_partition`` (more only where one claim's rows
-    leave no cut), their number a multiple of ``at_least`` (the processes, kept equally busy)
-    where the claims allow; the processes' last turn is cut in halves. A cut is moved to a
-    row-group start next to it where the runs stay within ``most`` rows (default:
-    ``rows_per_partition``; ``_group_places``). Each cut is at the first
-    row from its even place on where a new claim starts (``_cut``). None when the table is not such a table, or gives fewer than
+    leave no cut, or, up to ``most``, where a cut moves), their number a multiple of ``at_least``
+    (the processes, kept equally busy) where the claims allow; the processes' last turn is cut in
+    halves. A cut is moved to a row-group start next to it where the runs stay within ``most``
+    rows (default: ``rows_per_partition``; ``_group_places``). Each cut is at the first row from
+    its place on where a new claim starts (``_cut``). None when the table is not such a table, or gives fewer than
     ``at_least`` partitions (then the rows are split by claim hash)."""
     if kind_of(payroll) != "parquet":
         return None
