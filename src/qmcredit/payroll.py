@@ -265,12 +265,14 @@ def _after_as_of(as_of_idx: int | pl.Expr) -> pl.Expr:
     return pl.col("month_idx").is_not_null() & (pl.col("month_idx") >= cut)
 
 
-def _checks(as_of_idx: int | pl.Expr | None) -> list[tuple[int | None, pl.Expr]]:
-    """The row checks on typed values, in the order of their problems (None: the hours' own)."""
+@cache
+def _value_checks() -> tuple[tuple[int | None, pl.Expr], ...]:
+    """The row checks on typed values but ``as_of``'s, in the order of their problems (None: the
+    hours' own)."""
     month_ok = pl.col("month_idx").is_not_null()
     emp, hours, idx = pl.col("employee_id"), pl.col("hours"), pl.col("month_idx")
     days = _days_in(idx // 12, idx % 12 + 1)
-    checks = [
+    return (
         (_EMPLOYEE, emp.is_null() | (emp == "")),
         (_MONTH, ~month_ok),
         (None, pl.col("_h_code").is_not_null()),
@@ -278,7 +280,13 @@ def _checks(as_of_idx: int | pl.Expr | None) -> list[tuple[int | None, pl.Expr]]
         (_BASIS, ~pl.col("basis").is_in(BASES)),
         (_OWN, pl.col("ownership_interest").is_null()),
         (_RELATION, pl.col("owner_relation").is_not_null() & ~pl.col("owner_relation").is_in(RELATIONS)),
-    ]
+    )
+
+
+def _checks(as_of_idx: int | pl.Expr | None) -> list[tuple[int | None, pl.Expr]]:
+    """The row checks on typed values, in the order of their problems: ``_value_checks``, then
+    a month not over by ``as_of_idx`` (when given)."""
+    checks = list(_value_checks())
     if as_of_idx is not None:
         checks.append((_AS_OF, _after_as_of(as_of_idx)))
     return checks
