@@ -3,7 +3,9 @@ table while the rules' modules (pydantic and the claim models, the core) are imp
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 import subprocess
 import sys
 import types
@@ -11,9 +13,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import typer
 
 import qmcredit
 
+_WIDE = {**os.environ, "COLUMNS": "100", "TERM": "dumb"}  # one width for both help texts compared
 HEAVY = ("pydantic", "qmcredit.claim", "qmcredit.core", "qmcredit.batch.partition", "rich", "qmcredit.loaders", "pyarrow")
 
 
@@ -51,6 +55,32 @@ def test_compute_of_one_claim_imports_no_other_shell():
     assert all(name in shown for name in ("compute", "batch", "synth", "serve", "form313", "cost", "reform", "audit"))
     verify = subprocess.run([exe, "audit", "verify", "--help"], capture_output=True, text=True)
     assert verify.returncode == 0 and "hash chain" in verify.stdout
+
+
+def test_help_lists_the_other_shells_without_importing_them():
+    """Start-up (issue 18): ``qmcredit --help`` lists every command, the other shells by the
+    summaries of ``cli.SHELLS``, importing none of their modules, polars or pydantic (rich
+    draws the help); the text is the one shown when every shell is loaded to be listed."""
+    heavy = (*(m for m in NOT_FOR_COMPUTE if m != "rich"), "polars", "pydantic", "qmcredit.claim", "qmcredit.loaders")
+    code = ("import json, sys\nsys.argv = ['qmcredit', '--help']\nfrom qmcredit.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(json.dumps([m for m in sys.modules if m.split('.')[0] in {heavy!r} or m.startswith({heavy!r})]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_WIDE)
+    *shown, loaded = out.stdout.rstrip("\n").split("\n")
+    assert json.loads(loaded) == []
+    every_shell_loaded = ("import sys\nsys.argv = ['qmcredit', '--help']\nfrom qmcredit import cli\nlisted = cli._Shells.get_command\n"
+                          "def loaded(self, ctx, name):\n    if name in cli.SHELLS and name not in self.commands:\n        self._load(name)\n"
+                          "    return listed(self, ctx, name)\ncli._Shells.get_command = loaded\n"
+                          "try:\n    cli.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n")
+    loaded_help = subprocess.run([sys.executable, "-c", every_shell_loaded], capture_output=True, text=True, check=True, env=_WIDE).stdout
+    assert "\n".join(shown) + "\n" == loaded_help
+    from qmcredit.cli import SHELLS, _Shells, app
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, _Shells)
+    for name, (_, _, summary) in SHELLS.items():
+        group._load(name)
+        assert inspect.cleandoc(group.commands[name].help).split("\n\n")[0] == summary, name
 
 
 def test_the_batch_takes_its_own_payroll_table_without_loading_the_rules(tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from .imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from .problems import ClaimError
@@ -26,37 +26,49 @@ if TYPE_CHECKING:
 # command pays only for its own, and ``qmcredit batch`` starts reading its tables before the
 # rules are imported (qmcredit/__init__.py).
 
-#: The other shells' commands, each beside the shell it drives: name -> (module, attribute). Their
-#: modules (polars, DuckDB, the office's FastAPI and SQLAlchemy, reportlab) are imported only when
-#: the command runs or its help is shown, so ``qmcredit compute`` starts without them.
+#: The other shells' commands, each beside the shell it drives: name -> (module, attribute, the
+#: summary ``--help`` lists, the first paragraph of its own help). Their modules (polars, DuckDB,
+#: the office's FastAPI and SQLAlchemy, reportlab) are imported only when the command runs or its
+#: own help is shown, so neither ``qmcredit compute`` nor ``qmcredit --help`` starts with them
+#: (tests/test_start_up.py: the summaries are the commands' own).
 SHELLS = {
-    "serve": ("service.cli", "serve"),
-    "form313": ("web.cli", "form313"),
-    "batch": ("batch.cli", "batch"),
-    "synth": ("batch.cli", "synth"),
-    "cost": ("analysis.cli", "cost"),
-    "reform": ("analysis.cli", "reform"),
-    "audit": ("service.cli", "audit_app"),
+    "serve": ("service.cli", "serve", "Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."),
+    "form313": ("web.cli", "form313", "Write Form 313 (Economic Recovery Tax Credit, Parts I-V) for one privilege period, or all, as a PDF, JSON or CSV."),
+    "batch": ("batch.cli", "batch", "Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."),
+    "synth": ("batch.cli", "synth", "Write a realistic synthetic claims table, periods table and payroll table."),
+    "cost": ("analysis.cli", "cost", "What the credit costs the State: by fiscal year, tax, firm size and credit year (docs/analysis.md)."),
+    "reform": ("analysis.cli", "reform", "Decide the same claims under the baseline and under each reform, side by side: per claim,\n"
+               "in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."),
+    "audit": ("service.cli", "audit_app", "The claims office's audit log."),
 }
 
 
 class _Shells(TyperGroup):
-    """The command group: this module's commands, and ``SHELLS`` loaded by name on first use."""
+    """The command group: this module's commands, and ``SHELLS``: listed by their summaries,
+    loaded by name when one is run (or asked for its own help)."""
 
     def list_commands(self, ctx) -> list[str]:
         return [*super().list_commands(ctx), *(n for n in SHELLS if n not in self.commands)]
 
     def get_command(self, ctx, name: str):
-        if name not in self.commands and name in SHELLS:
-            module, attr = SHELLS[name]
-            shell, command = getattr(import_module(f"qmcredit.{module}"), attr), None
-            if not isinstance(shell, typer.Typer):  # one command: a Typer of it alone
-                command, shell = shell, typer.Typer(add_completion=False)
-                shell.command(name=name)(command)
-            loaded = typer.main.get_command(shell) if command else typer.main.get_group(shell)
-            loaded.name = name
-            self.add_command(loaded)
+        if name not in self.commands and name in SHELLS:  # listed in --help: its summary, its module not imported
+            return TyperCommand(name, help=SHELLS[name][2])
         return super().get_command(ctx, name)
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] in SHELLS and args[0] not in self.commands:
+            self._load(args[0])
+        return super().resolve_command(ctx, args)
+
+    def _load(self, name: str) -> None:
+        module, attr, _ = SHELLS[name]
+        shell, command = getattr(import_module(f"qmcredit.{module}"), attr), None
+        if not isinstance(shell, typer.Typer):  # one command: a Typer of it alone
+            command, shell = shell, typer.Typer(add_completion=False)
+            shell.command(name=name)(command)
+        loaded = typer.main.get_command(shell) if command else typer.main.get_group(shell)
+        loaded.name = name
+        self.add_command(loaded)
 
 
 app = typer.Typer(

@@ -257,11 +257,13 @@ _PER_MONTH = ("month", "hours")
 def _text_frame(cols: dict[str, list]) -> pl.DataFrame:
     """``_employees_table``'s lists (of one claim or, with ``claim_id`` per employee, of many) as
     one row per employee-month: each employee's fields repeated over its months (in polars, not
-    one Python string per row), each row's source completed with its month."""
+    one Python string per row: the employees' rows gathered, each once a month), each row's
+    source completed with its month."""
     per_employee = [c for c in cols if c not in _PER_MONTH]
     people = pl.DataFrame({c: cols[c] for c in per_employee},
                           schema={c: pl.Int64 if c in ("claim_id", "_months") else pl.Utf8 for c in per_employee})
-    rows = people.select(pl.exclude("_months").repeat_by("_months")).explode(pl.all(), empty_as_null=False)
+    each = people.select(pl.int_range(pl.len(), dtype=pl.UInt32).repeat_by("_months").explode(empty_as_null=False)).to_series()
+    rows = people.drop("_months")[each]  # one gather of every column (repeating each column was a third slower)
     months = pl.DataFrame({c: cols[c] for c in _PER_MONTH}, schema=dict.fromkeys(_PER_MONTH, pl.Utf8))
     return rows.hstack(months).select(
         *RAW_COLUMNS, pl.col("source") + pl.col("month"), *(["claim_id"] if "claim_id" in cols else []))
