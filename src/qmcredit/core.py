@@ -21,6 +21,7 @@ Every rule is a step of ``law`` carrying its reading; this module only orchestra
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
@@ -218,9 +219,11 @@ PREPARE_RULES = frozenset({"W1", "W2", "W3", "E1", "E2", "E3", "E4", "L1", "L2",
 
 def read_after_prepare(params: ParameterSet, prepared_under: ParameterSet) -> bool:
     """Whether ``params`` differs from ``prepared_under`` only in what ``prepare`` does not read:
-    the same qualified municipalities (E2), minimum tax (L2) and options, and each credit parameter
-    that differs (each names its rule, ``credit.toml``) of a rule outside ``PREPARE_RULES``."""
-    if (params.municipalities, params.minimum_tax, params.options) != (prepared_under.municipalities, prepared_under.minimum_tax, prepared_under.options):
+    every part of the set but its credit parameters alike (the municipalities of E2, the minimum
+    tax of L2, the options; its name and description aside), and each credit parameter that
+    differs (each names its rule, ``credit.toml``) of a rule outside ``PREPARE_RULES``."""
+    parts = [f.name for f in fields(ParameterSet) if f.name not in ("name", "description", "changes", "credit")]
+    if any(getattr(params, k) != getattr(prepared_under, k) for k in parts):
         return False
     before = prepared_under.credit
     return params.credit.keys() == before.keys() and all(par.rule not in PREPARE_RULES for name, par in params.credit.items() if par != before[name])
