@@ -19,6 +19,12 @@ under this checkout, interleaved, and reports each one's user+sys seconds (its p
 children's, ``resource.RUSAGE_CHILDREN``): medians and ranges.
 
     python benchmarks/bench_reform.py 1e6 --before /tmp/base/src --rounds 5 [--data DIR] [--out DIR]
+
+With ``--workbook FOLDER`` (a ``qmcredit reform`` output folder) and ``--before SRC``: the
+processor time of ``analysis.outputs.write_workbook`` alone over that folder's tables (sheets in
+its workbook's order), before and after, interleaved, each in a fresh process: microseconds a cell.
+
+    python benchmarks/bench_reform.py --workbook /tmp/out-reform-10000000 --before /tmp/base/src --rounds 5
 """
 
 from __future__ import annotations
@@ -88,21 +94,52 @@ def bench_cpu(data: Path, out: Path, before: str, after: str | None, rounds: int
             t, printed = cpu(COMMAND.format(data=str(data), cmd=cmd, out=str(out / f"out-{name}"), extra=extra), src)
             got[name].append(t)
             seconds[name] = printed["seconds"]
+            print(f"{data.name} round {len(got[name])}: {name} {t} s", file=sys.stderr, flush=True)  # a long run's rounds so far
     med = {k: statistics.median(v) for k, v in got.items()}
     return {"data": str(data), "rounds": rounds, "load_average": os.getloadavg(), **{f"{k}_cpu_s": v for k, v in got.items()},
             **{f"{k}_median_s": v for k, v in med.items()}, "last_seconds": seconds,
             "reform_over_batch_before": round(med["reform_before"] / med["batch"], 2), "reform_over_batch_after": round(med["reform_after"] / med["batch"], 2)}
 
 
+WORKBOOK = """
+import json, re, sys, time, zipfile
+from pathlib import Path
+import polars as pl
+from qmcredit.analysis.outputs import write_workbook
+folder = Path({folder!r})
+names = re.findall(r'<sheet name="([^"]+)"', zipfile.ZipFile(folder / "analysis.xlsx").read("xl/workbook.xml").decode())
+tables = {{n: pl.read_parquet(folder / f"{{n}}.parquet") for n in names}}
+started = time.process_time()
+write_workbook(tables, Path({out!r}))
+print(json.dumps({{"seconds": time.process_time() - started, "cells": sum(t.height * t.width for t in tables.values())}}))
+"""
+
+
+def bench_workbook(folder: Path, out: Path, before: str, after: str | None, rounds: int) -> dict:
+    """The workbook of ``folder``'s tables written before and after, interleaved: us a cell."""
+    out.mkdir(parents=True, exist_ok=True)
+    got: dict[str, list[float]] = {"before": [], "after": []}
+    for _ in range(rounds):
+        for name, src in (("before", before), ("after", after)):
+            _, printed = cpu(WORKBOOK.format(folder=str(folder), out=str(out / f"{name}.xlsx")), src)
+            got[name].append(round(printed["seconds"] / printed["cells"] * 1e6, 2))
+    return {"folder": str(folder), "cells": printed["cells"], "rounds": rounds, "load_average": os.getloadavg(),
+            **{f"{k}_us_a_cell": v for k, v in got.items()}, **{f"{k}_median_us": statistics.median(v) for k, v in got.items()}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("sizes", nargs="+", type=float, help="employee-month rows, e.g. 1e6 1e7 1.5e8")
+    ap.add_argument("sizes", nargs="*", type=float, help="employee-month rows, e.g. 1e6 1e7 1.5e8")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best of each is compared")
     ap.add_argument("--before", help="processor time: the src folder of the code to compare with (main, say)")
     ap.add_argument("--after", help="with --before: the src folder of the code measured (default: the installed qmcredit)")
     ap.add_argument("--data", type=Path, default=DATA, help="where the rows-N folders are (with --before)")
     ap.add_argument("--out", type=Path, default=DATA, help="where the runs write (with --before)")
+    ap.add_argument("--workbook", type=Path, help="with --before: a reform output folder whose workbook is written again, before and after")
     args = ap.parse_args()
+    if args.workbook and args.before:
+        print(json.dumps(bench_workbook(args.workbook, args.out / "workbook", args.before, args.after, args.rounds)), flush=True)
+        return
     if args.before:
         for size in args.sizes:
             print(json.dumps(bench_cpu(args.data / f"rows-{int(size)}", args.out / f"rows-{int(size)}", args.before, args.after, args.rounds)), flush=True)

@@ -21,6 +21,7 @@ Every rule is a step of ``law`` carrying its reading; this module only orchestra
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
@@ -208,6 +209,31 @@ def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, .
     if found:
         raise ClaimError(found, claim_id)
     return tuple(out), tuple(notes)
+
+
+# -- the same claims under a second parameter set (analysis.reform) ---------------------------------
+#: The rules ``prepare`` applies (step 1 above). A parameter of any other rule (C2's amounts, the hour
+#: tests of P2-P3, L5's carryforward) is only handed on by it, in a claim's ``Constants``.
+PREPARE_RULES = frozenset({"W1", "W2", "W3", "E1", "E2", "E3", "E4", "L1", "L2", "L2a", "L2b", "L2c", "L3"})
+
+
+def read_after_prepare(params: ParameterSet, prepared_under: ParameterSet) -> bool:
+    """Whether ``params`` differs from ``prepared_under`` only in what ``prepare`` does not read:
+    every part of the set but its credit parameters alike (the municipalities of E2, the minimum
+    tax of L2, the options; its name and description aside), and each credit parameter that
+    differs (each names its rule, ``credit.toml``) of a rule outside ``PREPARE_RULES``."""
+    parts = [f.name for f in fields(ParameterSet) if f.name not in ("name", "description", "changes", "credit")]
+    if any(getattr(params, k) != getattr(prepared_under, k) for k in parts):
+        return False
+    before = prepared_under.credit
+    return params.credit.keys() == before.keys() and all(par.rule not in PREPARE_RULES for name, par in params.credit.items() if par != before[name])
+
+
+def prepared_again(prep: Prepared, header: ClaimHeader, cache: dict, params: ParameterSet) -> Prepared:
+    """``prepare(header, ..., params=params)`` of the claim ``prep`` prepared under another set,
+    one that differs from ``params`` only after ``prepare`` (``read_after_prepare``): ``prep``
+    with its ``Constants`` under ``params`` (``cache`` as ``prepare``'s)."""
+    return prep._replace(constants=cached_constants(header, cache, params))
 
 
 class Measured(NamedTuple):

@@ -9,7 +9,7 @@ spreadsheet adds them up.
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -39,22 +39,42 @@ def write_tables(tables: dict[str, pl.DataFrame], out: Path) -> dict[str, Path]:
 EXCEL_ROWS = 1_048_576
 
 
-_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+#: A plain decimal text (the tables' exact money and counts), which the sheet holds as a number.
+_PLAIN_DECIMAL = r"^-?[0-9]+(\.[0-9]+)?$"
 
 
-def _cell(column: str, value):
-    """A table's cell as the sheet holds it: a plain decimal text (the tables' exact money and
-    counts) as that number, written with its own digits; any other text as text."""
-    if value is None or column in _LABELS or not isinstance(value, str) or not _PLAIN_DECIMAL.fullmatch(value):
-        return value
-    return Decimal(value)
+def _columns(ws, df: pl.DataFrame) -> list[tuple[list, Callable]]:
+    """Each column of ``df`` as the sheet holds it: its cells (None: no cell, as for an empty
+    text) and the typed write of ``ws`` they take. A text column's plain decimal texts (found by
+    one polars pass a column) become ``Decimal``, each cell converted once and written with its own
+    digits; its other texts stay text (``ws.write`` then chooses per cell); labels, flags and
+    counts are written as they are."""
+    out = []
+    for col, dtype in df.schema.items():
+        s = df.get_column(col)
+        if dtype == pl.String:
+            s = s.set(s == "", None)
+        cells = s.to_list()
+        if dtype == pl.String and col not in _LABELS:
+            plain = s.str.contains(_PLAIN_DECIMAL)
+            if plain.sum() == s.len() - s.null_count():
+                out.append(([None if v is None else Decimal(v) for v in cells], ws.write_number))
+            else:
+                out.append(([Decimal(v) if p else v for v, p in zip(cells, plain.to_list())], ws.write))
+        elif dtype == pl.String:
+            out.append((cells, ws.write_string))
+        elif dtype == pl.Boolean:
+            out.append((cells, ws.write_boolean))
+        else:
+            out.append((cells, ws.write_number if dtype.is_numeric() else ws.write))
+    return out
 
 
 def write_workbook(tables: dict[str, pl.DataFrame], path: Path, max_rows: int = EXCEL_ROWS) -> Path:
     """One sheet per table (the sheet named after it), a bold header row, money as numbers,
-    streamed row by row (xlsxwriter's constant memory). A table longer than a sheet's ``max_rows``
-    (Excel's limit) is cut there: its last row says how many rows are left to ``NAME.parquet``
-    and ``NAME.csv``, which hold them all."""
+    streamed row by row (xlsxwriter's constant memory), each cell by its column's typed write. A
+    table longer than a sheet's ``max_rows`` (Excel's limit) is cut there: its last row says how
+    many rows are left to ``NAME.parquet`` and ``NAME.csv``, which hold them all."""
     import xlsxwriter
 
     tmp = path.with_name(f".{path.name}.tmp")
@@ -68,9 +88,12 @@ def write_workbook(tables: dict[str, pl.DataFrame], path: Path, max_rows: int = 
         ws.freeze_panes(1, 0)
         ws.write_row(0, 0, df.columns, bold)
         fits = df.height if df.height < max_rows else max_rows - 2
-        columns = df.columns
-        for r, row in enumerate(df.head(fits).iter_rows(), start=1):
-            ws.write_row(r, 0, [_cell(col, v) for col, v in zip(columns, row)])
+        columns = _columns(ws, df.head(fits))
+        writes = [w for _, w in columns]
+        for r, row in enumerate(zip(*(cells for cells, _ in columns)), start=1):
+            for c, (v, write) in enumerate(zip(row, writes)):
+                if v is not None:
+                    write(r, c, v)
         if fits < df.height:
             ws.write(fits + 1, 0, f"{df.height - fits:,} more rows, beyond Excel's {max_rows:,} a sheet: every row is in {name}.parquet and {name}.csv")
     wb.close()

@@ -22,10 +22,10 @@ from datetime import date
 
 import polars as pl
 from ..claim import ClaimHeader, validate_header
-from ..core import NO_HOURS, Prepared, cached_constants, measured_months, measured_sums, prepare, present, settle
+from ..core import NO_HOURS, Prepared, cached_constants, measured_months, measured_sums, prepare, prepared_again, present, read_after_prepare, settle
 from ..core import measure as measure_claim
 from ..law.windows import year_one_first_month
-from ..law.parameter_set import ParameterSet
+from ..law.parameter_set import ParameterSet, baseline
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..law.ledger import carried_out, refunded
 from ..money import exact_decimal_text, money_text
@@ -270,6 +270,28 @@ def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str
     return figs
 
 
+def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, params: ParameterSet | None,
+              shared: dict | None) -> tuple[dict[str, Prepared], dict[str, list[Problem]]]:
+    """Each valid header read by ``core.prepare`` under ``params``, and the problems of those it
+    refuses (reported only when the claim's rows are good, as ``decide`` does). With ``shared``:
+    the first scenario's, made again from its own (``core.prepared_again``) for a scenario whose
+    parameters differ from it only after ``prepare`` (``core.read_after_prepare``)."""
+    under = params or baseline()
+    first = shared.get("prepared") if shared is not None else None
+    if first is not None and read_after_prepare(under, first[0]):
+        return {cid: prepared_again(p, valid[cid], cache, params) for cid, p in first[1].items()}, first[2]
+    prepared: dict[str, Prepared] = {}
+    unprepared: dict[str, list[Problem]] = {}
+    for cid, header in valid.items():
+        try:
+            prepared[cid] = prepare(header, cid, cache, window_of.get(cid), params)
+        except ClaimError as e:
+            unprepared[cid] = e.problems
+    if shared is not None and first is None:
+        shared["prepared"] = (under, prepared, unprepared)
+    return prepared, unprepared
+
+
 def decide_partition(
     claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, ids: list[str], reading: Future,
     params: ParameterSet | None = None, shared: dict | None = None,
@@ -302,13 +324,7 @@ def decide_partition(
             if strays:
                 raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
         measuring = polars_thread.submit(measure, looked, constants, payroll.name, shared)
-        prepared: dict[str, Prepared] = {}
-        unprepared: dict[str, list[Problem]] = {}  # reported only when its rows are good (as decide does)
-        for cid, header in valid.items():
-            try:
-                prepared[cid] = prepare(header, cid, cache, window_of.get(cid), params)
-            except ClaimError as e:
-                unprepared[cid] = e.problems
+        prepared, unprepared = _prepared(valid, cache, window_of, params, shared)
         per_month, bad = measuring.result()
 
     found: dict[int, list[Problem]] = {}
