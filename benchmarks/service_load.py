@@ -39,14 +39,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(database_url: str, workdir: str, profile: str | None = None) -> tuple[subprocess.Popen, str, str]:
-    """The office as ``qmcredit serve`` runs it; returns the process, its address and the preparer's token.
-    ``profile``: run it under cProfile, its statistics written to that file when it stops (one worker)."""
+def start_server(database_url: str, workdir: str) -> tuple[subprocess.Popen, str, str]:
+    """The office as ``qmcredit serve`` runs it; returns the process, its address and the preparer's token."""
     port = free_port()
     code = ("from qmcredit.service.cli import serve; "
             f"serve(host='127.0.0.1', port={port}, database_url={database_url!r}, seed_examples=True)")
-    if profile is not None:
-        code = f"import cProfile; cProfile.run({code.replace('; ', chr(10))!r}, {profile!r})"
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     token, deadline = None, time.monotonic() + 60
@@ -165,12 +162,11 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=300.0, help="stop sending after this many seconds")
     ap.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temporary folder")
     ap.add_argument("--workers", type=int, default=None, help="server processes (QMCREDIT_WORKERS); default: the environment's, else 1")
-    ap.add_argument("--profile", default=None, help="write the server's cProfile statistics to this file (one worker; read with pstats)")
     args = ap.parse_args()
     if args.workers is not None:
         os.environ["QMCREDIT_WORKERS"] = str(args.workers)
     with tempfile.TemporaryDirectory() as work, fresh_database(args.database_url, work) as url:
-        proc, base, token = start_server(url, work, args.profile)
+        proc, base, token = start_server(url, work)
         try:
             result = run(base, token, args.claims, args.concurrency, args.deadline, proc.pid)
         finally:
