@@ -3,9 +3,6 @@ limit, signed sessions and the error handlers."""
 
 from __future__ import annotations
 
-import os
-
-from anyio import CapacityLimiter
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, RedirectResponse
@@ -35,7 +32,6 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
                               "(N.J.S.A. 52:27BBB-55, Form 313): filing, determination, review, ledger, evidence, audit.")
     app.state.db = db
     app.state.settings = settings
-    app.state.deciding = CapacityLimiter(os.cpu_count() or 1)  # claims decided at once (``api.deps.deciding``)
     for module in (claims, evidence, taxpayers, accounts, audit):
         app.include_router(module.router, prefix=API)
     errors.install(app)

@@ -21,7 +21,7 @@ from ..errors import ApiError
 from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
 from ..limits import parsed_body
 from ..models import Citation, Claim, Document, Revision, Taxpayer, User
-from .deps import IDEMPOTENCY_KEY, database, deciding, principal
+from .deps import IDEMPOTENCY_KEY, database, principal
 from .responses import COMMON, MAX_ID, WRITE, ExactJSONResponse, RecordId
 from .schemas import PLAIN, ClaimOut, ClaimSummary, DecisionIn, RevisionOut, claim_request_body, period_request_body
 
@@ -125,7 +125,7 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
 
         return idempotency.once(db, who, key, request_sha256, file)
 
-    return await deciding(request, decide_and_file)
+    return await run_in_threadpool(decide_and_file)
 
 
 @router.get("", response_model=list[ClaimSummary], responses=COMMON)
@@ -260,7 +260,7 @@ async def amend_claim(request: Request, claim_id: RecordId,
         reuse = rev.payroll_document_id
         revision = revision or rev.number
     parsed = parsed_body(request.scope, document) if reuse is None and upload is None else None
-    ev = await deciding(request, evaluate, document, upload, parsed)
+    ev = await run_in_threadpool(evaluate, document, upload, parsed)
 
     def work(session) -> idempotency.Answer:
         claims.amend(session, who, claim_id, ev, reason, base_revision=revision, reuse_payroll_id=reuse)
@@ -285,7 +285,7 @@ async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Da
     rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
     doc = exact_json.loads_stored(rev.document)
     doc["periods"] = change(list(doc.get("periods") or []), period)
-    ev = await deciding(request, evaluate, exact_json.dumps(doc), upload)
+    ev = await run_in_threadpool(evaluate, exact_json.dumps(doc), upload)
 
     def work(session) -> idempotency.Answer:
         claims.amend(session, who, claim_id, ev, reason, base_revision=rev.number, reuse_payroll_id=rev.payroll_document_id)

@@ -4,10 +4,7 @@ session cookie (not a token) must carry the session's CSRF token in ``X-CSRF-Tok
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
-from typing import TypeVar
 
-from anyio import to_thread
 from fastapi import Depends, Header, Request
 
 from ..auth import Principal, principal_from_request
@@ -20,7 +17,6 @@ IDEMPOTENCY_KEY = Header(None, alias=HEADER, description=(
     "request gets the first answer again (`Idempotent-Replayed: true`) and stores nothing; with another request, 422"))
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-T = TypeVar("T")
 
 
 def database(request: Request) -> Database:
@@ -37,9 +33,3 @@ def principal(request: Request, db: Database = Depends(database)) -> Principal:
                            [("header.x-csrf-token", "missing or not this session's: it is in the answer of POST /session and GET /me")])
     return who
 
-
-async def deciding(request: Request, work: Callable[..., T], *args) -> T:
-    """``work(*args)``, a claim decided (and stored), in a worker thread, as many at once as the
-    office has cores (``app.state.deciding``): the engine is processor-bound, so more at once
-    would only share the cores, and the threads' switching costs processor time of its own."""
-    return await to_thread.run_sync(work, *args, limiter=request.app.state.deciding)
