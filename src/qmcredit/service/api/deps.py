@@ -32,4 +32,3 @@ def principal(request: Request, db: Database = Depends(database)) -> Principal:
             raise ApiError(403, "a change made with the session cookie needs the session's CSRF token",
                            [("header.x-csrf-token", "missing or not this session's: it is in the answer of POST /session and GET /me")])
     return who
-
