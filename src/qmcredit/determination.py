@@ -279,13 +279,16 @@ class Determination:
         """Whether ``to_json`` joins the employee-months' text (``employee_month_json``) into the rest."""
         return indent is None and explain and rows_file is None and not self.locations and self.employee_months is not None
 
-    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None, rows_json: str | None = None) -> str:
+    def to_json(self, explain: bool = True, indent: int | None = None, rows_file: str | None = None, rows_json: str | None = None,
+                made: dict | None = None) -> str:
         """``to_dict`` as JSON text; ``rows_file``: the employee-months are in that file
         (``write_trace``), named instead of listed; ``rows_json``: their text, already made
-        (``to_json_lines``)."""
+        (``to_json_lines``); ``made``: ``to_dict(explain, rows=False)``, already made (the office
+        keys on it too)."""
         if not self.rows_joined(explain, indent, rows_file):
             return json.dumps(self.to_dict(explain, rows_file), indent=indent, ensure_ascii=False)
-        text = json.dumps(self.to_dict(explain, rows=False), ensure_ascii=False)  # the rows last: their text joined in
+        made = made if made is not None else self.to_dict(explain, rows=False)
+        text = json.dumps(made, ensure_ascii=False)  # the rows last: their text joined in
         if not text.endswith(_NO_ROWS):
             raise AssertionError("the employee-months are not the determination's last entry")
         return f"{text[:-len(_NO_ROWS)]}\"rows\": {rows_json if rows_json is not None else self.employee_month_json()}}}]}}"

@@ -33,6 +33,9 @@ def event_hash(prev_hash: str, event: Mapping[str, Any] | AuditEvent) -> str:
     return hashlib.sha256(json.dumps([prev_hash, *fields], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
+_LAST_HASH = select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)  # built once: every change reads it
+
+
 def _chain(session: Session) -> dict:
     """This transaction's part of the chain: the hash its next event follows, read from the log
     once (after taking the chain's lock on PostgreSQL), and its events not yet written."""
@@ -42,7 +45,7 @@ def _chain(session: Session) -> dict:
         return kept
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CHAIN_LOCK})
-    last = session.execute(select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)).scalar_one_or_none()
+    last = session.execute(_LAST_HASH).scalar_one_or_none()
     kept = session.info["audit_chain"] = {"transaction": txn, "last": last or "", "events": []}
     return kept
 

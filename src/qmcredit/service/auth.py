@@ -14,7 +14,7 @@ from functools import cache
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from fastapi import Request
-from sqlalchemy import func, select
+from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from .audit import record
@@ -116,14 +116,20 @@ def sign_out(db, request: Request) -> None:
     db.write(end)
 
 
-def session_principal(request: Request, session: Session) -> Principal | None:
+#: the user of a live session and of a live API token, by the hash of its key (the columns only:
+#: no user object is built for a request); built once, each request binds its hash and the time
+_SESSION_USER = select(User.id, User.username, User.role).join(SignInSession, SignInSession.user_id == User.id).where(
+    SignInSession.key_hash == bindparam("key_hash"), SignInSession.ended_at.is_(None), SignInSession.expires_at > bindparam("now"))
+_TOKEN_USER = select(User.id, User.username, User.role).join(ApiToken, ApiToken.user_id == User.id).where(
+    ApiToken.token_hash == bindparam("key_hash"), ApiToken.revoked_at.is_(None), ApiToken.expires_at > bindparam("now"))
+
+
+def session_principal(request: Request, session: Session | Connection) -> Principal | None:
     """The user of the request's live server-side session, if it has one."""
     key = request.session.get(SESSION_KEY) if "session" in request.scope else None
     if not isinstance(key, str):
         return None
-    row = session.execute(select(User.id, User.username, User.role).join(SignInSession, SignInSession.user_id == User.id).where(
-        SignInSession.key_hash == token_hash(key), SignInSession.ended_at.is_(None),
-        SignInSession.expires_at > now())).one_or_none()
+    row = session.execute(_SESSION_USER, {"key_hash": token_hash(key), "now": now()}).one_or_none()
     return None if row is None else Principal(row.id, row.username, row.role)
 
 
@@ -146,18 +152,14 @@ def issue_token(session: Session, user: User, name: str, lifetime: timedelta = T
     return token
 
 
-def principal_from_request(request: Request, session: Session) -> Principal:
+def principal_from_request(request: Request, session: Session | Connection) -> Principal:
     """The Bearer token if one is given, else the session cookie; 401 when neither signs in."""
     header = request.headers.get("authorization", "")
     if header:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "sign in with 'Authorization: Bearer <token>'", [("header.authorization", "expected a Bearer token")])
-        row = session.execute(  # the columns only: no user object is built for a request
-            select(User.id, User.username, User.role).join(ApiToken, ApiToken.user_id == User.id)
-            .where(ApiToken.token_hash == token_hash(token.strip()), ApiToken.revoked_at.is_(None),
-                   ApiToken.expires_at > now())
-        ).one_or_none()
+        row = session.execute(_TOKEN_USER, {"key_hash": token_hash(token.strip()), "now": now()}).one_or_none()
         if row is None:
             raise ApiError(401, "unknown, expired or revoked API token", [("header.authorization", "unknown, expired or revoked token")])
         return Principal(row.id, row.username, row.role)

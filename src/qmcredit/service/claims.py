@@ -10,7 +10,7 @@ from datetime import date
 from decimal import Decimal
 from typing import NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from . import exact_json, ledger, places, taxreturn, workflow
@@ -32,10 +32,13 @@ def snapshot(claim: Claim, result: dict | None = None) -> dict:
     return out
 
 
+_TAXPAYER = select(Taxpayer).where(Taxpayer.ein == bindparam("ein")).with_for_update()  # built once: every filing reads it
+
+
 def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> tuple[Taxpayer, bool]:
     """The claim's taxpayer, locked (``_lock``), and whether this filing registers it."""
     t = ev.header.taxpayer
-    tp = session.execute(select(Taxpayer).where(Taxpayer.ein == t.id).with_for_update()).scalar_one_or_none()
+    tp = session.execute(_TAXPAYER, {"ein": t.id}).scalar_one_or_none()
     if tp is None:
         if who.role != "preparer":
             raise forbidden("only a preparer files a claim for a new taxpayer")

@@ -63,16 +63,23 @@ class Evaluation:
         return self.determination.to_dict(explain=True)
 
     @cached_property
+    def _entries(self) -> dict:
+        """``to_dict`` with the trace's figure entries but not its employee-months (their text is
+        written column-wise), made once for both ``figures`` and ``determination_json``."""
+        return self.determination.to_dict(explain=True, rows=False)
+
+    @cached_property
     def figures(self) -> dict:
-        """The determination as JSON values without its trace: ``result`` but ``explanation``,
-        what the office keys, ledgers and answers on (the trace is only written, as text)."""
-        return self.determination.to_dict(explain=False)
+        """The determination as JSON values without its trace: ``result`` but ``explanation``
+        (``to_dict(explain=False)``), what the office keys, ledgers and answers on (the trace is
+        only written, as text)."""
+        return {k: v for k, v in self._entries.items() if k != "explanation"}
 
     @cached_property
     def determination_json(self) -> str:
         """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it
         (its employee-month trace written column-wise, ``Determination.to_json``)."""
-        return self.determination.to_json()
+        return self.determination.to_json(made=self._entries)
 
     @property
     def year_one_start(self) -> date | None:

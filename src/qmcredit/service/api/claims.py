@@ -112,17 +112,20 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
     document, upload = await read_submission(request)
     parsed = parsed_body(request.scope, document) if upload is None else None
     request_sha256 = idempotency.fingerprint(document, upload, submit=submit, explain=explain) if key else ""
-    if key is not None:
-        kept = await run_in_threadpool(idempotency.stored, db, who, key, request_sha256)
-        if kept is not None:
+
+    def decide_and_file() -> Response:
+        """The filing in one worker thread: the answer kept for its key, else decided and stored."""
+        if key is not None and (kept := idempotency.stored(db, who, key, request_sha256)) is not None:
             return idempotency.replay(kept, replayed=True)
-    ev = await run_in_threadpool(evaluate, document, upload, parsed)
+        ev = evaluate(document, upload, parsed)
 
-    def file(session) -> idempotency.Answer:
-        filed = claims.file(session, who, ev, submit)
-        return idempotency.Answer(201, filed_view(filed, explain), filed.claim.id)
+        def file(session) -> idempotency.Answer:
+            filed = claims.file(session, who, ev, submit)
+            return idempotency.Answer(201, filed_view(filed, explain), filed.claim.id)
 
-    return await run_in_threadpool(idempotency.once, db, who, key, request_sha256, file)
+        return idempotency.once(db, who, key, request_sha256, file)
+
+    return await run_in_threadpool(decide_and_file)
 
 
 @router.get("", response_model=list[ClaimSummary], responses=COMMON)

@@ -24,8 +24,8 @@ def database(request: Request) -> Database:
 
 
 def principal(request: Request, db: Database = Depends(database)) -> Principal:
-    with db.read() as session:
-        who = principal_from_request(request, session)
+    with db.read_connection() as connection:
+        who = principal_from_request(request, connection)
     if request.method not in SAFE_METHODS and "authorization" not in request.headers:
         sent, token = request.headers.get("x-csrf-token"), request.session.get("csrf")
         if not (sent and isinstance(token, str) and secrets.compare_digest(sent.encode(), token.encode())):
