@@ -35,6 +35,16 @@ def money(x: Decimal) -> str:
     return str(x.quantize(CENT))
 
 
+@functools.lru_cache(maxsize=65536)  # a determination's amounts repeat (zeros, its rooms, its balances)
+def cents_text(c: int) -> str:
+    """``money(from_cents(c))`` of whole cents, written from the integer (no Decimal made): the
+    sign, the whole units, two digits of cents."""
+    if -_EXACT_CENTS < c < _EXACT_CENTS:
+        whole, part = divmod(-c if c < 0 else c, 100)
+        return f"-{whole}.{part:02d}" if c < 0 else f"{whole}.{part:02d}"
+    return money(from_cents(c))
+
+
 @functools.lru_cache(maxsize=1024)  # a claim's figures share a few denominators
 def _places(den: int, places: int) -> tuple[int, bool]:
     """The decimals ``exact_decimal`` writes of a fraction over ``den`` (in lowest terms), and
