@@ -86,16 +86,23 @@ def _json_string(column: str) -> pl.Expr:
     return pl.struct(pl.col(column).alias("")).struct.json_encode().str.slice(4).str.head(-1)
 
 
-@functools.cache  # one expression for every claim
-def _row_json() -> pl.Expr:
-    """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it (the
-    other columns are digits, dates and fixed words, written as they are)."""
-    quoted = lambda c: pl.concat_str(pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+#: What ``json.dumps(..., ensure_ascii=False)`` escapes in a string: quotes, backslashes, control characters.
+_ESCAPED = ['"', "\\", *map(chr, range(32))]
+
+
+@functools.cache  # one expression for every claim, with and without escapes
+def _row_json(escape: bool) -> pl.Expr:
+    """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it: the id and
+    source as JSON strings (``escape``: escaped, needed only when one holds a character of
+    ``_ESCAPED``; else quoted as they are), the other columns digits, dates and fixed words,
+    written as they are."""
+    quoted = lambda c: (pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+    string = lambda c: (_json_string(c),) if escape else quoted(c)  # noqa: E731
     optional = lambda c: pl.concat_str(pl.lit(f', "{c}": "'), pl.col(c), pl.lit('"')).fill_null("")  # noqa: E731
     return pl.concat_str(
-        pl.lit('{"employee_id": '), _json_string("employee_id"), pl.lit(', "month": '), quoted("month"),
-        pl.lit(', "period": '), quoted("period").fill_null("null"), pl.lit(', "hours": '), quoted("hours"),
-        pl.lit(', "status": '), quoted("status"), pl.lit(', "rule": '), quoted("rule"), pl.lit(', "source": '), _json_string("source"),
+        pl.lit('{"employee_id": '), *string("employee_id"), pl.lit(', "month": '), *quoted("month"),
+        pl.lit(', "period": '), pl.concat_str(*quoted("period")).fill_null("null"), pl.lit(', "hours": '), *quoted("hours"),
+        pl.lit(', "status": '), *quoted("status"), pl.lit(', "rule": '), *quoted("rule"), pl.lit(', "source": '), *string("source"),
         optional("equivalents"), optional("counted_hours"), pl.lit("}"),
     ).alias("_json")
 
@@ -106,7 +113,8 @@ def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
     heights = pl.DataFrame({"_n": [t.height for t in tables]}, schema={"_n": pl.Int64}).with_row_index("_t")
     which = heights.select(pl.col("_t").repeat_by("_n")).explode("_t", empty_as_null=False)
     rows = pl.concat(tables, rechunk=False) if tables else pl.DataFrame(schema=dict.fromkeys(TRACE_COLUMNS, pl.Utf8))
-    texts = dict(which.hstack(rows.select(_row_json())).group_by("_t", maintain_order=True)
+    escape = rows.select(pl.any_horizontal(pl.col("employee_id", "source").str.contains_any(_ESCAPED)).any()).item()
+    texts = dict(which.hstack(rows.select(_row_json(bool(escape)))).group_by("_t", maintain_order=True)
                  .agg(pl.col("_json").str.join(", ")).iter_rows())
     return [f"[{texts.get(k, '')}]" for k in range(len(tables))]
 
