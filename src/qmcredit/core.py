@@ -497,6 +497,7 @@ def _trace_rooms(note, prep: Prepared) -> None:
     if not note.explain:
         return
     header, w, opts = prep.header, prep.windows, prep.header.options
+    share = prep.constants.params.parameter("credit_limit_share").trace(w.year_one.start) if prep.limited else None  # L2: one for the return
     for i, (p, r) in enumerate(zip(header.periods, prep.rooms)):
         mt = prep.minimum_taxes[i]
         note(f"periods[{i}].room", False, lambda: _entry(
@@ -504,7 +505,7 @@ def _trace_rooms(note, prep: Prepared) -> None:
             {"liability": str(p.liability),
              **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
              "other_credits": [_other_credit(c, x, opts.credit_order) for c, x in zip(p.other_credits, prep.placed[i])]},
-            {"credit_limit_share": prep.constants.params.parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {},
+            {"credit_limit_share": share} if prep.limited else {},
             reading=limits.ROOM_LIMITED if prep.limited else limits.ROOM_UNLIMITED, rule="L2" if prep.limited else "L3"))
 
 
@@ -523,12 +524,13 @@ def _trace_lines(note, prep: Prepared, ledger: L.Ledger, ratio: Fraction | None,
     if not note.explain and ledger.pending_from is None:  # every period decided: nothing to record without the explanation
         return
     opts, w, cf = prep.header.options, prep.windows, prep.constants.carryforward
+    ends = {"year_one_ends": w.year_one.end.isoformat(), "year_two_ends": w.year_two.end.isoformat()}
     for i, ((start, end), line) in enumerate(zip(ledger.dates, ledger.lines)):
-        base = lambda: {"period": f"{start}..{end}", "pending": line.pending}  # noqa: E731
+        period = f"{start}..{end}"
+        base = lambda: {"period": period, "pending": line.pending}  # noqa: E731
         cash = lambda x: None if line.pending else cents_text(x)  # noqa: E731
         note(f"periods[{i}].allowed", line.pending, lambda: _entry(
-            cash(line.allowed), L.allowed_in,
-            {**base(), "allows": list(line.allows), "year_one_ends": w.year_one.end.isoformat(), "year_two_ends": w.year_two.end.isoformat()},
+            cash(line.allowed), L.allowed_in, {**base(), "allows": list(line.allows), **ends},
             depends_on=[f"credit.{o}" for o in line.allows]))
         share = {} if shares is None else {"locations": {k: {"applied": cash(ln.applied), "origins": {o.origin: o.to_dict() for o in ln.origins}}
                                                          for k, ln in shares[i]}, "option location_order": opts.location_order}
