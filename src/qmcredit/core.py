@@ -41,7 +41,7 @@ from .law.parameter_set import ParameterSet, baseline
 from .law.parameters import Parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, average_denominator, classify, monthly, period_sums
 from .law.windows import PERIOD_NAMES, Window, Windows, windows, year_one_first_month
-from .money import cents, exact_decimal, from_cents, money
+from .money import cents, cents_text, exact_decimal, from_cents, money
 from .payroll import HOURS_SCALE, first_unknown_month
 from .problems import ClaimError, Problem
 
@@ -315,8 +315,9 @@ def measured_months(per_month: pl.DataFrame) -> dict[int, dict[int, tuple[int, i
     """Each claim's (by code) monthly sums of the positions pass, by month: full-time positions
     and equivalent hours, as ``present`` takes them."""
     measured: dict[int, dict[int, tuple[int, int]]] = {}
-    for code, idx, ft, eqh in per_month.select("claim_id", "month_idx", "full_time", "equivalent_hours").iter_rows():
-        measured.setdefault(code, {})[idx] = (ft, eqh)
+    codes, idxs, fts, eqhs = (per_month.get_column(c).to_list() for c in ("claim_id", "month_idx", "full_time", "equivalent_hours"))
+    for code, idx, sums in zip(codes, idxs, zip(fts, eqhs)):  # columns to lists: cheaper than a tuple a row from polars
+        measured.setdefault(code, {})[idx] = sums
     return measured
 
 
@@ -383,7 +384,7 @@ def _cash(c: int | None) -> Decimal | None:
 def _not_yet(allowed_in, credit, w: Windows) -> dict:
     """L1: the credits whose period of allowance is not among the periods given."""
     return {
-        y: {"amount": money(from_cents(credit[o])), "allowed_for_period_containing": getattr(w, y).end.isoformat()}
+        y: {"amount": cents_text(credit[o]), "allowed_for_period_containing": getattr(w, y).end.isoformat()}
         for o, y in enumerate(YEARS)
         if allowed_in[o] is None and credit[o] is not None and credit[o] > 0
     }
@@ -404,6 +405,9 @@ def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, u
         {"containing": ends, "why": f"credit year one ends {ends}: its period of allowance (L1) is not among the periods given, so its "
                                     "balance entering them, the refund (R1) and what is carried are undecided (V2); add that period "
                                     "and those between it and the first one given"}]}
+
+
+_NO_SUMS = (0, 0)  # P5: a month without hours recorded: no full-time positions, no equivalent hours
 
 
 class _Notes:
@@ -453,11 +457,9 @@ def present(
          "option year_one_start": opts.year_one_start}))
 
     # P5: monthly positions and the averages, with completeness (as_of)
-    cut = prep.cut
-    months = tuple(
-        Month(idx, *measured.get(idx, (0, 0)), known=cut is None or idx < cut)
-        for idx in range(w.first_month, w.first_month + 36)
-    )
+    first, cut = w.first_month, prep.cut
+    known_to, got = first + 36 if cut is None else cut, measured.get  # the months before as_of's first unknown one are known
+    months = tuple([_new(Month, (idx, *got(idx, _NO_SUMS), idx < known_to)) for idx in range(first, first + 36)])
     averages = {name: _fraction(f.averages[k], f.den) for k, name in enumerate(PERIOD_NAMES)}
     for name in PERIOD_NAMES:
         note(f"average_positions.{name}", averages[name] is None, lambda: _entry(
@@ -477,11 +479,7 @@ def present(
     # C2 (a): the credit of each year (zero when not eligible, E5)
     credit = {name: _cash(f.credit[o]) for o, name in enumerate(YEARS)}
     for name in YEARS:
-        par, amount = prep.amount(name)
-        note(f"credit.{name}", credit[name] is None, lambda: _entry(
-            money(credit[name]) if credit[name] is not None else None, C.potential_credit,
-            {"eligible": eligible}, {par.name: par.trace(getattr(w, name).start)}, [f"new_positions.{name}", "eligible"],
-            reading=C.potential_credit.READING.replace("{amount}", str(amount)) + ("" if eligible else C.NOT_ELIGIBLE)))
+        note(f"credit.{name}", credit[name] is None, lambda: _credit_entry(prep, name, credit[name], eligible))
 
     # C3 (e): sustained effort ratio
     ratio = None if f.ratio is None else Fraction(*f.ratio)
@@ -511,17 +509,30 @@ def present(
     )
 
 
+def _credit_entry(prep: Prepared, name: str, credit: Decimal | None, eligible: bool) -> dict:
+    """C2 (a), E5: the explanation of credit year ``name``'s credit, with the amount in force."""
+    par, amount = prep.amount(name)
+    return _entry(
+        money(credit) if credit is not None else None, C.potential_credit,
+        {"eligible": eligible}, {par.name: par.trace(getattr(prep.windows, name).start)}, [f"new_positions.{name}", "eligible"],
+        reading=C.potential_credit.READING.replace("{amount}", str(amount)) + ("" if eligible else C.NOT_ELIGIBLE))
+
+
 def _trace_rooms(note, prep: Prepared) -> None:
-    """L2-L3 (b)(3): the room of each period of the return."""
+    """L2-L3 (b)(3): the room of each period of the return (always decided: nothing to record
+    without the explanation)."""
+    if not note.explain:
+        return
     header, w, opts = prep.header, prep.windows, prep.header.options
+    share = prep.constants.params.parameter("credit_limit_share").trace(w.year_one.start) if prep.limited else None  # L2: one for the return
     for i, (p, r) in enumerate(zip(header.periods, prep.rooms)):
         mt = prep.minimum_taxes[i]
         note(f"periods[{i}].room", False, lambda: _entry(
-            money(from_cents(r.room)), limits.room,
+            cents_text(r.room), limits.room,
             {"liability": str(p.liability),
              **({"minimum_tax": mt.trace, "alternative_minimum_assessment": None if p.alternative_minimum_assessment is None else str(p.alternative_minimum_assessment)} if prep.limited else {}),
              "other_credits": [_other_credit(c, x, opts.credit_order) for c, x in zip(p.other_credits, prep.placed[i])]},
-            {"credit_limit_share": prep.constants.params.parameter("credit_limit_share").trace(w.year_one.start)} if prep.limited else {},
+            {"credit_limit_share": share} if prep.limited else {},
             reading=limits.ROOM_LIMITED if prep.limited else limits.ROOM_UNLIMITED, rule="L2" if prep.limited else "L3"))
 
 
@@ -537,13 +548,16 @@ def _other_credit(c, x: O.Placed, credit_order: str) -> dict:
 def _trace_lines(note, prep: Prepared, ledger: L.Ledger, ratio: Fraction | None, shares: list | None = None) -> None:
     """L1, L4-L6, R1-R3 (b), (c): each period's movements. ``shares``: with several locations,
     each period's lines of the locations (by id), how the room was shared."""
+    if not note.explain and ledger.pending_from is None:  # every period decided: nothing to record without the explanation
+        return
     opts, w, cf = prep.header.options, prep.windows, prep.constants.carryforward
+    ends = {"year_one_ends": w.year_one.end.isoformat(), "year_two_ends": w.year_two.end.isoformat()}
     for i, ((start, end), line) in enumerate(zip(ledger.dates, ledger.lines)):
-        base = lambda: {"period": f"{start}..{end}", "pending": line.pending}  # noqa: E731
-        cash = lambda x: None if line.pending else money(from_cents(x))  # noqa: E731
+        period = f"{start}..{end}"
+        base = lambda: {"period": period, "pending": line.pending}  # noqa: E731
+        cash = lambda x: None if line.pending else cents_text(x)  # noqa: E731
         note(f"periods[{i}].allowed", line.pending, lambda: _entry(
-            cash(line.allowed), L.allowed_in,
-            {**base(), "allows": list(line.allows), "year_one_ends": w.year_one.end.isoformat(), "year_two_ends": w.year_two.end.isoformat()},
+            cash(line.allowed), L.allowed_in, {**base(), "allows": list(line.allows), **ends},
             depends_on=[f"credit.{o}" for o in line.allows]))
         share = {} if shares is None else {"locations": {k: {"applied": cash(ln.applied), "origins": {o.origin: o.to_dict() for o in ln.origins}}
                                                          for k, ln in shares[i]}, "option location_order": opts.location_order}
@@ -556,7 +570,7 @@ def _trace_lines(note, prep: Prepared, ledger: L.Ledger, ratio: Fraction | None,
             note(f"periods[{i}].refund", line.pending, lambda: _entry(
                 cash(line.refund), L.refund,
                 {**base(), "option refund": opts.refund,
-                 "year_one_balance_after_application": money(from_cents(y1.opening + y1.allowed - y1.applied)) if y1 else "0.00",
+                 "year_one_balance_after_application": cents_text(y1.opening + y1.allowed - y1.applied) if y1 else "0.00",
                  **({"sustained_effort_ratio": exact(ratio)} if shares is None else {"locations": {k: cash(ln.refund) for k, ln in shares[i]}})},
                 depends_on=[f"periods[{i}].applied"] + (["sustained_effort_ratio"] if shares is None else []),
                 reading=L.refund.READING + ("" if opts.refund else L.REFUND_NOT_TAKEN)))
@@ -572,11 +586,11 @@ def _trace_totals(note, ledger: L.Ledger, n_periods: int, warnings: list[str]) -
     totals_pending = ledger.pending_from is not None
     if last >= 0:
         note("refund", totals_pending, lambda: _entry(
-            None if totals_pending else money(from_cents(ledger.refund)), L.refund,
+            None if totals_pending else cents_text(ledger.refund), L.refund,
             depends_on=[f"periods[{i}].refund" for i, ln in enumerate(ledger.lines) if "year_two" in ln.allows],
             reading="the total refunded over the periods given"))
         note("carried_forward", totals_pending, lambda: _entry(
-            None if totals_pending else money(from_cents(ledger.carried_forward)), L.carried,
+            None if totals_pending else cents_text(ledger.carried_forward), L.carried,
             depends_on=[f"periods[{last}].carried_forward"], reading="the balance carried out of the last period given"))
     else:
         warnings.append("no periods given: the credit is computed but applied nowhere; add the privilege or reporting periods to apply it")

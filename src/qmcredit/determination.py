@@ -25,7 +25,7 @@ from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
 from .law.windows import PERIOD_NAMES, Windows
-from .money import exact_decimal, exact_decimal_text, exact_ratio, fraction_text, from_cents, money
+from .money import cents_text, exact_decimal, exact_decimal_text, exact_ratio, fraction_text, money
 from .payroll import HOURS_DECIMALS, HOURS_SCALE, month_text
 
 FORMAT = "qmcredit.determination/1"
@@ -86,16 +86,23 @@ def _json_string(column: str) -> pl.Expr:
     return pl.struct(pl.col(column).alias("")).struct.json_encode().str.slice(4).str.head(-1)
 
 
-@functools.cache  # one expression for every claim
-def _row_json() -> pl.Expr:
-    """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it (the
-    other columns are digits, dates and fixed words, written as they are)."""
-    quoted = lambda c: pl.concat_str(pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+#: What ``json.dumps(..., ensure_ascii=False)`` escapes in a string: quotes, backslashes, control characters.
+_ESCAPED = ['"', "\\", *map(chr, range(32))]
+
+
+@functools.cache  # one expression for every claim, with and without escapes
+def _row_json(escape: bool) -> pl.Expr:
+    """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it: the id and
+    source as JSON strings (``escape``: escaped, needed only when one holds a character of
+    ``_ESCAPED``; else quoted as they are), the other columns digits, dates and fixed words,
+    written as they are."""
+    quoted = lambda c: (pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+    string = lambda c: (_json_string(c),) if escape else quoted(c)  # noqa: E731
     optional = lambda c: pl.concat_str(pl.lit(f', "{c}": "'), pl.col(c), pl.lit('"')).fill_null("")  # noqa: E731
     return pl.concat_str(
-        pl.lit('{"employee_id": '), _json_string("employee_id"), pl.lit(', "month": '), quoted("month"),
-        pl.lit(', "period": '), quoted("period").fill_null("null"), pl.lit(', "hours": '), quoted("hours"),
-        pl.lit(', "status": '), quoted("status"), pl.lit(', "rule": '), quoted("rule"), pl.lit(', "source": '), _json_string("source"),
+        pl.lit('{"employee_id": '), *string("employee_id"), pl.lit(', "month": '), *quoted("month"),
+        pl.lit(', "period": '), pl.concat_str(*quoted("period")).fill_null("null"), pl.lit(', "hours": '), *quoted("hours"),
+        pl.lit(', "status": '), *quoted("status"), pl.lit(', "rule": '), *quoted("rule"), pl.lit(', "source": '), *string("source"),
         optional("equivalents"), optional("counted_hours"), pl.lit("}"),
     ).alias("_json")
 
@@ -106,7 +113,8 @@ def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
     heights = pl.DataFrame({"_n": [t.height for t in tables]}, schema={"_n": pl.Int64}).with_row_index("_t")
     which = heights.select(pl.col("_t").repeat_by("_n")).explode("_t", empty_as_null=False)
     rows = pl.concat(tables, rechunk=False) if tables else pl.DataFrame(schema=dict.fromkeys(TRACE_COLUMNS, pl.Utf8))
-    texts = dict(which.hstack(rows.select(_row_json())).group_by("_t", maintain_order=True)
+    escape = rows.select(pl.any_horizontal(pl.col("employee_id", "source").str.contains_any(_ESCAPED)).any()).item()
+    texts = dict(which.hstack(rows.select(_row_json(bool(escape)))).group_by("_t", maintain_order=True)
                  .agg(pl.col("_json").str.join(", ")).iter_rows())
     return [f"[{texts.get(k, '')}]" for k in range(len(tables))]
 
@@ -145,6 +153,21 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+_month_text = functools.cache(month_text)  # a claim's 36 months, shared by the claims of a run
+
+
+@functools.lru_cache(maxsize=65536)  # a run's months repeat a few thousand sums of hours
+def _equivalents(hours: int, per: int, den: int) -> tuple[str, str, int, str]:
+    """A month's equivalent hours (scaled) as text, its equivalents (P4: ``hours x per / den``, as
+    ``exact_ratio`` writes them), and that text's whole part and decimals."""
+    text = exact_ratio(hours * per, den)
+    whole, _, frac = text.partition(".")
+    return hours_text(hours), text, int(whole), frac
+
+
+_UNDECIDED_LINE = dict.fromkeys(("applied", "refund", "forfeited", "carried_forward"))  # a pending period's movements (as_of)
+
+
 @dataclass(frozen=True)
 class Determination:
     claim_id: str
@@ -174,18 +197,17 @@ class Determination:
         rows = []
         for i, m in enumerate(self.months):
             if not m.known:
-                rows.append({"month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": False, "full_time": None,
+                rows.append({"month": _month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": False, "full_time": None,
                              "equivalent_hours": None, "equivalents": None, "positions": None})
                 continue
-            equivalents = exact_ratio(m.equivalent_hours * per, den)
+            hours, equivalents, whole, frac = _equivalents(m.equivalent_hours, per, den)
             # positions = full_time + equivalents: the same denominator, so the same decimals (and
             # the same rounding when it does not terminate); only the whole part grows
-            whole, _, frac = equivalents.partition(".")
-            positions = f"{int(whole) + m.full_time}.{frac}" if m.equivalent_hours >= 0 and m.full_time >= 0 else \
+            positions = f"{whole + m.full_time}.{frac}" if m.equivalent_hours >= 0 and m.full_time >= 0 else \
                 exact_ratio(m.full_time * den + m.equivalent_hours * per, den)
             rows.append({
-                "month": month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": True, "full_time": m.full_time,
-                "equivalent_hours": hours_text(m.equivalent_hours), "equivalents": equivalents, "positions": positions,
+                "month": _month_text(m.idx), "period": PERIOD_NAMES[i // 12], "known": True, "full_time": m.full_time,
+                "equivalent_hours": hours, "equivalents": equivalents, "positions": positions,
             })
         return rows
 
@@ -206,13 +228,16 @@ class Determination:
     def period_rows(self, room: bool = True) -> list[dict]:
         """FORMAT.md ``periods[]`` with ``detail`` (Form 313 Parts IV and V); ``room=False`` for a
         location of a several-location return (the room is the return's)."""
-        cash = lambda c, line: None if line.pending else money(from_cents(c))  # noqa: E731
         periods = []
         for (start, end), r, line in zip(self.ledger.dates, self.ledger.rooms, self.ledger.lines):
-            p = {"start": start.isoformat(), "end": end.isoformat(), "allowed": cash(line.allowed, line)}
+            p = {"start": start.isoformat(), "end": end.isoformat(), "allowed": None if line.pending else cents_text(line.allowed)}
             if room:
-                p["room"] = money(from_cents(r.room))
-            p.update({k: cash(getattr(line, k), line) for k in ("applied", "refund", "forfeited", "carried_forward")})
+                p["room"] = cents_text(r.room)
+            if line.pending:
+                p.update(_UNDECIDED_LINE)
+            else:
+                p.update(applied=cents_text(line.applied), refund=cents_text(line.refund), forfeited=cents_text(line.forfeited),
+                         carried_forward=cents_text(line.carried_forward))
             detail = {**(r.to_dict() if room else {}), "allows": list(line.allows), "pending": line.pending,
                       "origins": {o.origin: o.to_dict() for o in line.origins}}
             p["detail"] = detail
@@ -245,8 +270,8 @@ class Determination:
             "credit": {k: cash(v) for k, v in self.credit.items()},
             "sustained_effort_ratio": pos(self.sustained_effort_ratio),
             "periods": self.period_rows(),
-            "refund": None if totals_pending else money(from_cents(self.ledger.refund)),
-            "carried_forward": None if totals_pending else money(from_cents(self.ledger.carried_forward)),
+            "refund": None if totals_pending else cents_text(self.ledger.refund),
+            "carried_forward": None if totals_pending else cents_text(self.ledger.carried_forward),
             "not_yet_applied": self.ledger.not_yet_applied,
             "pending": self.pending,
             "warnings": list(self.warnings),

@@ -35,6 +35,16 @@ def money(x: Decimal) -> str:
     return str(x.quantize(CENT))
 
 
+@functools.lru_cache(maxsize=65536)  # a determination's amounts repeat (zeros, its rooms, its balances)
+def cents_text(c: int) -> str:
+    """``money(from_cents(c))`` of whole cents, written from the integer (no Decimal made): the
+    sign, the whole units, two digits of cents."""
+    if -_EXACT_CENTS < c < _EXACT_CENTS:
+        whole, part = divmod(-c if c < 0 else c, 100)
+        return f"-{whole}.{part:02d}" if c < 0 else f"{whole}.{part:02d}"
+    return money(from_cents(c))
+
+
 @functools.lru_cache(maxsize=1024)  # a claim's figures share a few denominators
 def _places(den: int, places: int) -> tuple[int, bool]:
     """The decimals ``exact_decimal`` writes of a fraction over ``den`` (in lowest terms), and
@@ -108,14 +118,14 @@ def exact_decimal_text(frame: pl.DataFrame, num: str | list[str], den: str, plac
     query."""
     nums = [num] if isinstance(num, str) else num
     dens = frame.get_column(den).drop_nulls().unique()
-    reach = {d: max(*_twos_fives(d)[:2], places) for d in dens.to_list()}  # places a terminating fraction can need
+    reach = [max(*_twos_fives(d)[:2], places) for d in dens.to_list()]  # places a terminating fraction can need
     table = pl.DataFrame({
-        den: dens, "_k": pl.Series(list(reach.values()), dtype=pl.Int32),
-        "_limit": pl.Series([_INT128_MAX // (2 * 10**k) if k <= _MOST_PLACES else -1 for k in reach.values()], dtype=_WHOLE),
+        den: dens, "_k": pl.Series(reach, dtype=pl.Int32),
+        "_scale": pl.Series([10**k if k <= _MOST_PLACES else 0 for k in reach], dtype=_WHOLE),
+        "_limit": pl.Series([_INT128_MAX // (2 * 10**k) if k <= _MOST_PLACES else -1 for k in reach], dtype=_WHOLE),
     })
-    top = min(max(reach.values(), default=places), _MOST_PLACES)
     out = frame.select(*nums, den).join(table, on=den, how="left", maintain_order="left").select(
-        *(_decimal_text(n, den, places, top) for n in nums), *(_fits(n, den).fill_null(True).alias(f"_fits_{n}") for n in nums))
+        *(_decimal_text(n, den, places) for n in nums), *(_fits(n, den).fill_null(True).alias(f"_fits_{n}") for n in nums))
     results = []
     for n in nums:
         result = out.get_column(n)
@@ -133,13 +143,16 @@ def _fits(num: str, den: str) -> pl.Expr:
 
 
 @functools.lru_cache(maxsize=64)  # a batch builds the same few expressions for every partition
-def _decimal_text(num: str, den: str, places: int, top: int) -> pl.Expr:
+def _decimal_text(num: str, den: str, places: int) -> pl.Expr:
     """The text of ``exact_decimal_text`` for rows that fit ``Int128`` (``_k``: the places the
-    row's denominator can need; ``top``: the most of any row)."""
-    n, d, k_row = pl.col(num), pl.col(den), pl.col("_k")
-    scaled = {k: n * pl.lit(10**k, dtype=_WHOLE) for k in range(places, top + 1)}
-    out = pl.when(scaled[places] % d == 0).then(_fixed(scaled[places] // d, places))
-    for k in range(places + 1, top + 1):
-        out = out.when((k_row >= k) & (scaled[k] % d == 0)).then(_fixed(scaled[k] // d, k))
-    out = out.otherwise(_fixed((pl.lit(2, dtype=_WHOLE) * scaled[places] + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
+    row's denominator can need, ``_scale`` = 10^``_k``). A fraction terminates when its digits
+    over ``_k`` places are whole; those digits are then written, the decimals beyond ``places``
+    without their trailing zeros (the fewest that are exact); else half-up to ``places``."""
+    n, d, k = pl.col(num), pl.col(den), pl.col("_k")
+    scaled, scale = n * pl.col("_scale"), pl.col("_scale")
+    digits = scaled // d
+    decimals = (digits % scale).cast(pl.Utf8).str.zfill(k)
+    exact = pl.format("{}.{}{}", (digits // scale).cast(pl.Utf8), decimals.str.slice(0, places), decimals.str.slice(places).str.strip_chars_end("0"))
+    out = pl.when(scaled % d == 0).then(exact).otherwise(
+        _fixed((pl.lit(2, dtype=_WHOLE) * n * pl.lit(10**places, dtype=_WHOLE) + d) // (pl.lit(2, dtype=_WHOLE) * d), places))
     return pl.when(_fits(num, den)).then(out).alias(num)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from datetime import date
 from typing import NamedTuple
 
-from ..money import from_cents, money
+from ..money import cents_text
 from .limits import Room
 from .rule import rule
 
@@ -111,7 +111,7 @@ class Origin(NamedTuple):
     closing: int
 
     def to_dict(self) -> dict:
-        return {k: money(from_cents(getattr(self, k))) for k in ("opening", "allowed", "applied", "refund", "forfeited", "closing")}
+        return {k: cents_text(getattr(self, k)) for k in ("opening", "allowed", "applied", "refund", "forfeited", "closing")}
 
 
 class Line(NamedTuple):

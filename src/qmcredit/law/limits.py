@@ -17,7 +17,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..money import ZERO, cents, from_cents, money
+from ..money import ZERO, cents, cents_text
 from .parameters import minimum_tax_parameters
 from .rule import rule
 
@@ -154,7 +154,7 @@ class Room(NamedTuple):
     room: int
 
     def to_dict(self) -> dict:
-        s = lambda v: None if v is None else money(from_cents(v))  # noqa: E731
+        s = lambda v: None if v is None else cents_text(v)  # noqa: E731
         return {
             "liability": s(self.liability), "limited": self.limited, "cap_50_percent": s(self.cap), "floor": s(self.floor),
             "liability_above_floor": s(self.above_floor), "other_credits_before": s(self.other_before),

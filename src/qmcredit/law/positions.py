@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 from fractions import Fraction
 from functools import lru_cache
+from typing import NamedTuple
 
 import polars as pl
 
@@ -156,8 +157,10 @@ def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Month:
+class Month(NamedTuple):
+    """One of a claim's 36 months (P5): its full-time positions and equivalent hours (a named
+    tuple: a determination has 36)."""
+
     idx: int
     full_time: int
     equivalent_hours: int  # scaled by HOURS_SCALE

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from .options import Options
 from .rule import rule
@@ -18,8 +19,15 @@ CITE = "N.J.S.A. 52:27BBB-55(e)"
 PERIOD_NAMES = ("base", "year_one", "year_two")
 
 
+@lru_cache(maxsize=4096)  # a run's windows share a few hundred months
 def _first_of(idx: int) -> date:
     return date(idx // 12, idx % 12 + 1, 1)
+
+
+@lru_cache(maxsize=4096)
+def _last_before(idx: int) -> date:
+    """The last day of the month before month ``idx``."""
+    return _first_of(idx) - timedelta(days=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +45,7 @@ class Window:
 
     @property
     def end(self) -> date:
-        return _first_of(self.first_month + 12) - timedelta(days=1)
+        return _last_before(self.first_month + 12)
 
     def to_dict(self) -> dict:
         return {"start": self.start.isoformat(), "end": self.end.isoformat()}
