@@ -22,7 +22,9 @@ import pyarrow.parquet as pq
 import qmcredit
 from qmcredit import ClaimError, Problem
 
+from ..loaders import claims_from_docs
 from . import exact_json
+from .together import Together
 
 #: payroll table kinds by file name ending (FORMAT.md, "The payroll table"); JSON is a list of rows.
 PAYROLL_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".json": "json"}
@@ -219,10 +221,42 @@ def evaluate(document: str | bytes, payroll: Upload | None = None, parsed: Any =
                                   "(multipart field 'payroll'); the service never reads files of its own")])
     if payroll is not None:
         check_upload_names(payroll, "payroll")
-    table = read_payroll(payroll) if payroll is not None else None
-    claim = qmcredit.claim_from_dict(doc, payroll=table, source="upload")  # no base_dir: the loaders open no file
+    if payroll is None:
+        claim, determination = _decided(doc)
+    else:
+        claim = qmcredit.claim_from_dict(doc, payroll=read_payroll(payroll), source="upload")
+        determination = _decided_claim(claim)
+    return Evaluation(document, claim, determination, payroll)
+
+
+def _decided_claim(claim: qmcredit.Claim) -> qmcredit.Determination:
     _check_storable(claim)
-    return Evaluation(document, claim, qmcredit.decide(claim), payroll)
+    return qmcredit.decide(claim)
+
+
+def _one(doc: Any) -> tuple[qmcredit.Claim, qmcredit.Determination]:
+    claim = qmcredit.claim_from_dict(doc, source="upload")  # no base_dir: the loaders open no file
+    return claim, _decided_claim(claim)
+
+
+def _many(docs: list[Any]) -> list:
+    """``_one`` of each document, read and decided in one pass (``compute``'s path over many)."""
+    read = claims_from_docs([(doc, None, "upload") for doc in docs])
+    out: list = []
+    for r in read:
+        if isinstance(r, qmcredit.Claim):
+            try:
+                _check_storable(r)
+            except ClaimError as e:
+                r = e
+        out.append(r)
+    claims = [r for r in out if not isinstance(r, Exception)]
+    decided = iter(qmcredit.decide_many(claims))
+    return [r if isinstance(r, Exception) else (r, next(decided)) for r in out]
+
+
+#: filings with embedded employees arriving at once are decided together (``together.py``)
+_decided = Together(_many, _one)
 
 
 #: the largest amount the ledger stores (whole cents in a signed 64-bit integer, with room to add)
