@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import qmcredit
 from qmcredit import ClaimError, Problem
 
+from ..determination import employee_month_jsons
 from ..loaders import claims_from_docs
 from . import exact_json
 from .together import Together
@@ -54,6 +55,7 @@ class Evaluation:
     claim: qmcredit.Claim
     determination: qmcredit.Determination
     payroll: Upload | None
+    rows_json: str | None = None  # the trace's employee-months as text, when made with others' (``_many``)
 
     @property
     def header(self):
@@ -81,7 +83,7 @@ class Evaluation:
     def determination_json(self) -> str:
         """The determination JSON of FORMAT.md, exactly as ``qmcredit compute --json`` prints it
         (its employee-month trace written column-wise, ``Determination.to_json``)."""
-        return self.determination.to_json(made=self._entries)
+        return self.determination.to_json(made=self._entries, rows_json=self.rows_json)
 
     @property
     def year_one_start(self) -> date | None:
@@ -222,11 +224,18 @@ def evaluate(document: str | bytes, payroll: Upload | None = None, parsed: Any =
     if payroll is not None:
         check_upload_names(payroll, "payroll")
     if payroll is None:
-        claim, determination = _decided(doc)
-    else:
-        claim = qmcredit.claim_from_dict(doc, payroll=read_payroll(payroll), source="upload")
-        determination = _decided_claim(claim)
-    return Evaluation(document, claim, determination, payroll)
+        claim, determination, rows_json = _decided(doc)
+        return Evaluation(document, claim, determination, None, rows_json)
+    claim = qmcredit.claim_from_dict(doc, payroll=read_payroll(payroll), source="upload")
+    return Evaluation(document, claim, _decided_claim(claim), payroll)
+
+
+def to_store(document: str | bytes, payroll: Upload | None = None, parsed: Any = None) -> Evaluation:
+    """``evaluate``, with the determination's text made at once: before a transaction opens, so
+    that the writer's lock is not held while it is written."""
+    ev = evaluate(document, payroll, parsed)
+    ev.determination_json  # noqa: B018 - a cached property: made now, kept
+    return ev
 
 
 def _decided_claim(claim: qmcredit.Claim) -> qmcredit.Determination:
@@ -234,13 +243,14 @@ def _decided_claim(claim: qmcredit.Claim) -> qmcredit.Determination:
     return qmcredit.decide(claim)
 
 
-def _one(doc: Any) -> tuple[qmcredit.Claim, qmcredit.Determination]:
+def _one(doc: Any) -> tuple[qmcredit.Claim, qmcredit.Determination, None]:
     claim = qmcredit.claim_from_dict(doc, source="upload")  # no base_dir: the loaders open no file
-    return claim, _decided_claim(claim)
+    return claim, _decided_claim(claim), None
 
 
 def _many(docs: list[Any]) -> list:
-    """``_one`` of each document, read and decided in one pass (``compute``'s path over many)."""
+    """``_one`` of each document, read and decided in one pass (``compute``'s path over many),
+    with the text of the trace's employee-months made for all of them in one pass too."""
     read = claims_from_docs([(doc, None, "upload") for doc in docs])
     out: list = []
     for r in read:
@@ -251,8 +261,11 @@ def _many(docs: list[Any]) -> list:
                 r = e
         out.append(r)
     claims = [r for r in out if not isinstance(r, Exception)]
-    decided = iter(qmcredit.decide_many(claims))
-    return [r if isinstance(r, Exception) else (r, next(decided)) for r in out]
+    dets = qmcredit.decide_many(claims)
+    joined = [d for d in dets if d.rows_joined()]
+    texts = dict(zip(map(id, joined), employee_month_jsons([d.employee_months for d in joined])))
+    decided = iter(dets)
+    return [r if isinstance(r, Exception) else (r, d := next(decided), texts.get(id(d))) for r in out]
 
 
 #: filings with embedded employees arriving at once are decided together (``together.py``)

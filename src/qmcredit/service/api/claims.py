@@ -18,7 +18,7 @@ from ..access import claim_for, require, visible
 from ..auth import Principal
 from ..db import Database
 from ..errors import ApiError
-from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table
+from ..evaluate import Evaluation, Upload, evaluate, form313_figures, names_a_table, to_store
 from ..limits import parsed_body
 from ..models import Citation, Claim, Document, Revision, Taxpayer, User
 from .deps import IDEMPOTENCY_KEY, database, principal
@@ -117,7 +117,7 @@ async def file_claim(request: Request, submit: bool = Query(False, description="
         """The filing in one worker thread: the answer kept for its key, else decided and stored."""
         if key is not None and (kept := idempotency.stored(db, who, key, request_sha256)) is not None:
             return idempotency.replay(kept, replayed=True)
-        ev = evaluate(document, upload, parsed)
+        ev = to_store(document, upload, parsed)
 
         def file(session) -> idempotency.Answer:
             filed = claims.file(session, who, ev, submit)
@@ -260,7 +260,7 @@ async def amend_claim(request: Request, claim_id: RecordId,
         reuse = rev.payroll_document_id
         revision = revision or rev.number
     parsed = parsed_body(request.scope, document) if reuse is None and upload is None else None
-    ev = await run_in_threadpool(evaluate, document, upload, parsed)
+    ev = await run_in_threadpool(to_store, document, upload, parsed)
 
     def work(session) -> idempotency.Answer:
         claims.amend(session, who, claim_id, ev, reason, base_revision=revision, reuse_payroll_id=reuse)
@@ -285,7 +285,7 @@ async def _amend_periods(request: Request, claim_id: int, who: Principal, db: Da
     rev, upload = await run_in_threadpool(_stored, db, who, claim_id)
     doc = exact_json.loads_stored(rev.document)
     doc["periods"] = change(list(doc.get("periods") or []), period)
-    ev = await run_in_threadpool(evaluate, exact_json.dumps(doc), upload)
+    ev = await run_in_threadpool(to_store, exact_json.dumps(doc), upload)
 
     def work(session) -> idempotency.Answer:
         claims.amend(session, who, claim_id, ev, reason, base_revision=rev.number, reuse_payroll_id=rev.payroll_document_id)
