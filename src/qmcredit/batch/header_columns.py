@@ -156,10 +156,13 @@ class _PeriodCells:
     def read(self, start, end, s_corp, ama, g5, gp, mt, ngr, member) -> tuple[_Read, bool | None]:
         """A period's cells as ``claim._period_problems`` reads its ``Period`` (the values
         ``_periods`` builds it of), and its ``group_payroll_5m`` as given (None when not)."""
-        money = lambda t: None if t is None else Decimal(t)  # noqa: E731 - PLAIN_MONEY: _money's reading
-        flag = lambda f, t: False if t is None else self.flag[f][t]  # noqa: E731
-        return _Read(self.day[start], self.day[end], flag("s_corporation", s_corp), money(ama), flag("group_payroll_5m", g5), money(gp),
-                     money(mt), money(ngr), flag("combined_group_member", member)), None if g5 is None else self.flag["group_payroll_5m"][g5]
+        flag, given = self.flag, None if g5 is None else self.flag["group_payroll_5m"][g5]
+        return _Read(self.day[start], self.day[end], False if s_corp is None else flag["s_corporation"][s_corp], _amount(ama), bool(given),
+                     _amount(gp), _amount(mt), _amount(ngr), False if member is None else flag["combined_group_member"][member]), given
+
+
+def _amount(text: str | None) -> Decimal | None:
+    return None if text is None else Decimal(text)  # PLAIN_MONEY: _money's reading
 
 
 def _period_cells(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[_PeriodCells | None, set[str]]:
@@ -190,7 +193,11 @@ def _periods(cells: _PeriodCells | None, bad: set[str]) -> dict[str, list[Period
         return found
     table, day, flag = cells.table, cells.day, cells.flag
     shapes = [frozenset(("start", "end", "liability", *(f for k, f in enumerate(_OPTIONAL) if n >> k & 1))) for n in range(1 << len(_OPTIONAL))]
-    money = lambda c: [None if t is None else Decimal(t) for t in table.get_column(c).to_list()]  # noqa: E731 - PLAIN_MONEY: _money's reading
+    def money(c: str) -> list:
+        column = table.get_column(c)
+        if column.null_count() == column.len():  # a column given for few periods, or none
+            return [None] * column.len()
+        return [None if t is None else Decimal(t) for t in column.to_list()]  # PLAIN_MONEY: _money's reading
     mt_text = {t: Decimal(t) for t in table.get_column("minimum_tax").drop_nulls().unique().to_list()}  # few distinct
     flag_cols = [[False if t is None else flag[f][t] for t in table.get_column(f).to_list()] for f in _FLAGS]
     last, of_claim = None, []
