@@ -455,7 +455,8 @@ def constructor(cls: type[_M]) -> Callable[[dict, set], _M]:
     (``batch.header_columns``), which validation would take as they are; its equality with
     validation is tested (tests/test_header_columns.py)."""
     new = object.__new__
-    put_dict, put_given, put_extra, put_private = (BaseModel.__dict__[k].__set__ for k in BaseModel.__slots__)  # the slots' own setters
+    put_dict, put_given, put_extra, put_private = (  # the slots' own setters
+        BaseModel.__dict__[k].__set__ for k in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))
 
     def make(fields: dict, given: set) -> _M:
         m = new(cls)

@@ -9,7 +9,8 @@ a text without surrounding spaces; ``options`` that validate alone; ``other_cred
 ``json.dumps`` writes a list of name, amount and order. The cells are checked in polars, column by
 column; a claim whose cells are all plain is built from their readings (``claim.built``), without
 pydantic reading them again, then checked across its fields by ``model_problems``, as
-``validate_header`` checks a header that validated. Every other claim (a bad or unusual cell, JSON
+``validate_header`` checks a header that validated, when those checks, decided column-wise once
+per partition (``_to_check``), may find a problem in it. Every other claim (a bad or unusual cell, JSON
 in the claims table's ``periods``) gets ``None`` here and goes through ``header_doc`` +
 ``validate_header``, so that its problems read exactly as there. Both give the same headers and
 the same problems (tests/test_header_columns.py).
@@ -57,17 +58,12 @@ class _NotPlain(Exception):
 @contextmanager
 def _no_collection():
     """The cyclic collector paused: the hundreds of thousands of models built here hold no cycles,
-    and its passes over the whole heap while they are made cost a third of the building. They
-    live as long as the partition: at the end they join the oldest generation (``gc.freeze``
-    then ``gc.unfreeze``) instead of being passed over twice more as the young generations are
-    next collected (0, then 1: a fifth of the headers' time)."""
+    and its passes over the whole heap while they are made cost a third of the building."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
         if was:
             gc.enable()
 
@@ -232,23 +228,25 @@ def _to_check(cells: _PeriodCells | None, heads: pl.DataFrame) -> set[str]:
     every plain header has), each period's start the day after the previous period's end (V1),
     and ``_period_problems`` of each period, a function of its values and its claim's tax and
     s_group, here called once per distinct values and claims' tax and s_group (a batch's periods
-    repeat their dates, flags and blank amounts)."""
+    repeat their dates, flags and blank amounts). A claim whose rows are apart in the table is
+    checked whole."""
     if cells is None or cells.table.height == 0 or heads.height == 0:
         return set()
     dates = list(cells.day), list(cells.day.values())
     table = cells.table.with_columns(*(pl.col(c).replace_strict(*dates, return_dtype=pl.Date).alias(f"_{c}") for c in ("start", "end")))
-    # a claim's rows are usually together: a period is checked against the row before it, of the
-    # same claim; a claim whose rows are apart is checked whole
+    # a claim's rows are usually together: a period is checked against the row before it, of the same claim
     run = pl.col("claim_id") != pl.col("claim_id").shift(1)
     apart = table.filter(run.fill_null(True)).get_column("claim_id")
     follows = pl.col("_end").shift(1) + pl.duration(days=1)
     found = set(table.filter(~run & (follows != pl.col("_start"))).get_column("claim_id").unique().to_list())
     found.update(apart.filter(apart.is_duplicated()).unique().to_list())
-    groups = table.join(heads, on="claim_id").group_by("tax", "s_group", *_READ).agg("claim_id")
-    faulty = [k for k, (tax, s_group, *texts) in enumerate(groups.select("tax", "s_group", *_READ).iter_rows())
+    keys = ("tax", "s_group", *_READ)
+    table = table.join(heads, on="claim_id")
+    distinct = table.select(keys).unique()
+    faulty = [k for k, (tax, s_group, *texts) in enumerate(zip(*(distinct.get_column(c).to_list() for c in keys)))
               if _period_problems(0, tax, s_group, *cells.read(*texts))]
     if faulty:
-        found.update(groups[faulty].get_column("claim_id").explode(empty_as_null=False).to_list())
+        found.update(table.join(distinct[faulty], on=keys, how="semi", nulls_equal=True).get_column("claim_id").to_list())
     return found
 
 
