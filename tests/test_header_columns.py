@@ -200,3 +200,46 @@ def test_spaces_are_what_strip_removes_and_cover_pydantics():
 @given(st.from_regex(PLAIN_MONEY, fullmatch=True))
 def test_plain_money_is_read_as_decimal_text(text):
     assert repr(_money(text)) == repr(Decimal(text))
+
+
+def test_cross_field_problems_of_plain_claims_are_found_column_wise_as_model_problems_finds_them():
+    """V1, L2, L2b, L2c on the columnar path: ``header_columns`` decides column-wise which plain
+    claims ``model_problems`` may find a problem in (a period not the day after the one before,
+    rows of a claim apart in the table, a period whose values ``_period_problems`` refuses, once
+    per distinct values); each claim's problems are still ``model_problems``' own, and the
+    others' none, as the documents' path gives (``agree``)."""
+    year = lambda y, **cells: {"start": f"{y}-01-01", "end": f"{y}-12-31", "liability": "1234.56", "minimum_tax": "500.00", **cells}  # noqa: E731
+    claims_periods = {
+        "clean": [year(y) for y in range(2001, 2008)],
+        "overlap": [year(2001), year(2002), {**year(2003), "start": "2002-12-31", "end": "2003-12-30"}],  # V1: not after the end before
+        "gap": [year(2001), year(2003)],  # V1: a gap
+        "long": [year(2001), {**year(2002), "end": "2003-06-30"}],  # V1: longer than 53 weeks
+        "ama_late": [year(2008, alternative_minimum_assessment="1000.00")],  # L2b: AMA outside 2002-2006
+        "ama_zero": [year(2008, alternative_minimum_assessment="0.00")],  # L2b: zero is accepted
+        "ama_s_corp": [year(2004, alternative_minimum_assessment="1000.00", s_corporation="true")],  # L2b: S corporation
+        "l2c": [year(2004, group_payroll_5m="true", group_payroll="10.00")],  # L2c: the flag against the payroll
+        "l2c_agrees": [year(2004, group_payroll_5m="false", group_payroll="10.00")],
+        "no_minimum": [year(2004, minimum_tax=None)],  # L2: nothing to derive it from
+        "derived": [year(2004, minimum_tax=None, nj_gross_receipts="213455.83")],
+        "no_schedule": [year(1990, minimum_tax=None, nj_gross_receipts="213455.83")],  # L2: no schedule that year
+        "insurer": [year(2004, minimum_tax=None)],  # an insurer has no CBT minimum tax to derive
+        "apart": [year(2001), year(2002)],  # its rows apart in the table, in order
+        "apart_gap": [year(2001), year(2003)],  # apart, with a gap across them
+    }
+    rows = [{"claim_id": cid, **p} for cid, ps in claims_periods.items() for p in ps]
+    first, second = [r for r in rows if r["claim_id"].startswith("apart")][::2], [r for r in rows if r["claim_id"].startswith("apart")][1::2]
+    rows = [r for r in rows if not r["claim_id"].startswith("apart")]
+    rows = first + rows + second
+    periods = pl.DataFrame(rows, schema={c: pl.Utf8 for c in ("claim_id", "start", "end", "liability", "minimum_tax", "alternative_minimum_assessment",
+                                                              "nj_gross_receipts", "s_corporation", "group_payroll_5m", "group_payroll")})
+    claims = pl.DataFrame([{"claim_id": cid, "taxpayer_id": f"22-{k}", "tax": "insurance_premiums" if cid == "insurer" else "cbt",
+                            "municipality": "Camden", "operations_began": "2002-05-05"} for k, cid in enumerate(claims_periods)])
+    fast = agree(claims, periods)
+    assert all(f is not None for f in fast)
+    found = {cid: [p.location for p in f[1]] for cid, f in zip(claims_periods, fast)}
+    assert found == {
+        "clean": [], "overlap": ["periods[2].start"], "gap": ["periods[1].start"], "long": ["periods[1].end"],
+        "ama_late": ["periods[0].alternative_minimum_assessment"], "ama_zero": [], "ama_s_corp": ["periods[0].alternative_minimum_assessment"],
+        "l2c": ["periods[0].group_payroll_5m"], "l2c_agrees": [], "no_minimum": ["periods[0].minimum_tax"], "derived": [],
+        "no_schedule": ["periods[0].minimum_tax"], "insurer": [], "apart": [], "apart_gap": ["periods[1].start"],
+    }

@@ -454,14 +454,16 @@ def constructor(cls: type[_M]) -> Callable[[dict, set], _M]:
     are ``given`` (its ``model_fields_set``). For the batch's plain cells
     (``batch.header_columns``), which validation would take as they are; its equality with
     validation is tested (tests/test_header_columns.py)."""
-    new, put = object.__new__, object.__setattr__
+    new = object.__new__
+    put_dict, put_given, put_extra, put_private = (  # the slots' own setters
+        BaseModel.__dict__[k].__set__ for k in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))
 
     def make(fields: dict, given: set) -> _M:
         m = new(cls)
-        put(m, "__dict__", fields)
-        put(m, "__pydantic_fields_set__", given)
-        put(m, "__pydantic_extra__", None)
-        put(m, "__pydantic_private__", None)
+        put_dict(m, fields)
+        put_given(m, given)
+        put_extra(m, None)
+        put_private(m, None)
         return m
     return make
 
@@ -479,9 +481,7 @@ def built(cls: type[_M], values: dict) -> _M:
     make, defaults, required = _constructor(cls)
     if not required <= values.keys():
         raise ValueError(f"{cls.__name__}: a required field is missing")
-    fields = dict(defaults)
-    fields.update(values)
-    return make(fields, set(values))
+    return make({**defaults, **values}, set(values))
 
 
 def validate_header(doc: dict) -> tuple[ClaimHeader | None, list[Problem]]:

@@ -9,7 +9,8 @@ a text without surrounding spaces; ``options`` that validate alone; ``other_cred
 ``json.dumps`` writes a list of name, amount and order. The cells are checked in polars, column by
 column; a claim whose cells are all plain is built from their readings (``claim.built``), without
 pydantic reading them again, then checked across its fields by ``model_problems``, as
-``validate_header`` checks a header that validated. Every other claim (a bad or unusual cell, JSON
+``validate_header`` checks a header that validated, when those checks, decided column-wise once
+per partition (``_to_check``), may find a problem in it. Every other claim (a bad or unusual cell, JSON
 in the claims table's ``periods``) gets ``None`` here and goes through ``header_doc`` +
 ``validate_header``, so that its problems read exactly as there. Both give the same headers and
 the same problems (tests/test_header_columns.py).
@@ -20,13 +21,15 @@ from __future__ import annotations
 import gc
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Any, Callable
 
 import polars as pl
 
 from ..claim import PLAIN_MONEY, ClaimHeader, Location, OtherCredit, Period, Taxpayer, _date, _year_month, built, constructor, model_problems
-from ..claim import plausible_start
+from ..claim import _period_problems, _Read, plausible_start
 from ..jsontext import parse_json
 from ..law.options import Options
 from ..problems import ClaimError, Problem
@@ -137,12 +140,32 @@ def _credits(text: str) -> tuple[OtherCredit, ...]:
                  for name, amount, order in _CREDIT_PARTS.findall(text))
 
 
-def _periods(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[dict[str, list[Period]], set[str]]:
-    """The periods of the claims ``wanted``, in table order, when they are all plain; and the
+@dataclass
+class _PeriodCells:
+    """The plain periods-table rows of the claims read column by column: ``table`` (text, blank
+    cells null, ``_shape`` the fields given), the readings of its dates and flags."""
+
+    table: pl.DataFrame
+    day: dict[str, date]
+    flag: dict[str, dict[str, bool]]
+
+    def read(self, start, end, s_corp, ama, g5, gp, mt, ngr, member) -> tuple[_Read, bool | None]:
+        """A period's cells as ``claim._period_problems`` reads its ``Period`` (the values
+        ``_periods`` builds it of), and its ``group_payroll_5m`` as given (None when not)."""
+        flag, given = self.flag, None if g5 is None else self.flag["group_payroll_5m"][g5]
+        return _Read(self.day[start], self.day[end], False if s_corp is None else flag["s_corporation"][s_corp], _amount(ama), bool(given),
+                     _amount(gp), _amount(mt), _amount(ngr), False if member is None else flag["combined_group_member"][member]), given
+
+
+def _amount(text: str | None) -> Decimal | None:
+    return None if text is None else Decimal(text)  # PLAIN_MONEY: _money's reading
+
+
+def _period_cells(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[_PeriodCells | None, set[str]]:
+    """The periods-table rows of the claims ``wanted`` whose every period is plain, and the
     claims with a period that is not."""
-    found: dict[str, list[Period]] = {}
     if periods is None or periods.height == 0:
-        return found, set()
+        return None, set()
     table = _given(periods, ("claim_id", *PERIOD_FIELDS, "other_credits")).filter(pl.col("claim_id").is_in(wanted.implode()))
     days, days_end = _read(table, "start", _date, required=True), _read(table, "end", _date, required=True)
     flags = {f: _read(table, f, _flag) for f in _FLAGS}
@@ -155,10 +178,22 @@ def _periods(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[dict[str,
     table = table.with_columns(plain.alias("_plain"), shape.alias("_shape"))
     bad = set(table.filter(~pl.col("_plain")).get_column("claim_id").unique().to_list())
     table = table.filter(~pl.col("claim_id").is_in(pl.Series(list(bad), dtype=pl.Utf8).implode()))
-    day = {**days[1], **days_end[1]}
-    flag = {f: readings for f, (_, readings) in flags.items()}
+    return _PeriodCells(table, {**days[1], **days_end[1]}, {f: readings for f, (_, readings) in flags.items()}), bad
+
+
+def _periods(cells: _PeriodCells | None, bad: set[str]) -> dict[str, list[Period]]:
+    """The periods of each claim, in table order; a claim with a period ending before its start
+    (``Period._ordered`` refuses it: validation names it) is added to ``bad``."""
+    found: dict[str, list[Period]] = {}
+    if cells is None:
+        return found
+    table, day, flag = cells.table, cells.day, cells.flag
     shapes = [frozenset(("start", "end", "liability", *(f for k, f in enumerate(_OPTIONAL) if n >> k & 1))) for n in range(1 << len(_OPTIONAL))]
-    money = lambda c: [None if t is None else Decimal(t) for t in table.get_column(c).to_list()]  # noqa: E731 - PLAIN_MONEY: _money's reading
+    def money(c: str) -> list:
+        column = table.get_column(c)
+        if column.null_count() == column.len():  # a column given for few periods, or none
+            return [None] * column.len()
+        return [None if t is None else Decimal(t) for t in column.to_list()]  # PLAIN_MONEY: _money's reading
     mt_text = {t: Decimal(t) for t in table.get_column("minimum_tax").drop_nulls().unique().to_list()}  # few distinct
     flag_cols = [[False if t is None else flag[f][t] for t in table.get_column(f).to_list()] for f in _FLAGS]
     last, of_claim = None, []
@@ -169,7 +204,7 @@ def _periods(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[dict[str,
         table.get_column("_shape").to_list(),
     ):
         start, end = day[start], day[end]
-        if end < start:  # Period._ordered refuses it: validation names it
+        if end < start:
             bad.add(cid)
             continue
         if cid != last:  # a claim's rows are usually together
@@ -179,7 +214,40 @@ def _periods(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[dict[str,
             "alternative_minimum_assessment": ama, "nj_gross_receipts": ngr, "s_corporation": s_corp, "group_payroll_5m": g5,
             "group_payroll": gp, "combined_group_member": member, "other_credits": () if credits is None else _credits(credits),
         }, set(shapes[shape])))
-    return found, bad
+    return found
+
+
+_READ = ("start", "end", "s_corporation", "alternative_minimum_assessment", "group_payroll_5m", "group_payroll", "minimum_tax",
+         "nj_gross_receipts", "combined_group_member")  # the cells of claim._Read's fields, in its order
+
+
+def _to_check(cells: _PeriodCells | None, heads: pl.DataFrame) -> set[str]:
+    """The claims of ``heads`` (claim_id; tax and s_group: their built headers' ``taxpayer.tax``
+    and ``options.s_corporation_group_minimum``) in which ``model_problems`` may find a problem;
+    it finds none in the others. ``model_problems`` is ``claim._checks``: the location (which
+    every plain header has), each period's start the day after the previous period's end (V1),
+    and ``_period_problems`` of each period, a function of its values and its claim's tax and
+    s_group, here called once per distinct values and claims' tax and s_group (a batch's periods
+    repeat their dates, flags and blank amounts). A claim whose rows are apart in the table is
+    checked whole."""
+    if cells is None or cells.table.height == 0 or heads.height == 0:
+        return set()
+    dates = list(cells.day), list(cells.day.values())
+    table = cells.table.with_columns(*(pl.col(c).replace_strict(*dates, return_dtype=pl.Date).alias(f"_{c}") for c in ("start", "end")))
+    # a claim's rows are usually together: a period is checked against the row before it, of the same claim
+    run = pl.col("claim_id") != pl.col("claim_id").shift(1)
+    apart = table.filter(run.fill_null(True)).get_column("claim_id")
+    follows = pl.col("_end").shift(1) + pl.duration(days=1)
+    found = set(table.filter(~run & (follows != pl.col("_start"))).get_column("claim_id").unique().to_list())
+    found.update(apart.filter(apart.is_duplicated()).unique().to_list())
+    keys = ("tax", "s_group", *_READ)
+    table = table.join(heads, on="claim_id")
+    distinct = table.select(keys).unique()
+    faulty = [k for k, (tax, s_group, *texts) in enumerate(zip(*(distinct.get_column(c).to_list() for c in keys)))
+              if _period_problems(0, tax, s_group, *cells.read(*texts))]
+    if faulty:
+        found.update(table.join(distinct[faulty], on=keys, how="semi", nulls_equal=True).get_column("claim_id").to_list())
+    return found
 
 
 #: claims-table column -> (object, field, parser of a plain text; None: a text kept as it is)
@@ -209,12 +277,13 @@ def plain_headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> list[Ch
     ok = table.select(plain).to_series().to_list()
     columns = [(obj, field, reads[c][1], table.get_column(c).to_list()) for c, obj, field, _ in _CLAIM_CELLS]
     option_texts = table.get_column("options").to_list()
-    out: list[Checked | None] = []
     with _no_collection():
-        claim_periods, bad = _periods(periods, table.filter(plain).get_column("claim_id"))
+        cells, bad = _period_cells(periods, table.filter(plain).get_column("claim_id"))
+        claim_periods = _periods(cells, bad)
+        built_heads: list[tuple[str, ClaimHeader] | None] = []
         for k, cid in enumerate(table.get_column("claim_id").to_list()):
             if not ok[k] or cid in bad:
-                out.append(None)
+                built_heads.append(None)
                 continue
             parts: dict = {"taxpayer": {}, "location": {}, None: {}}  # None: the header's own fields (as_of)
             for obj, field, readings, texts in columns:
@@ -226,7 +295,18 @@ def plain_headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> list[Ch
                 head["options"] = given
             if cid in claim_periods:
                 head["periods"] = tuple(claim_periods[cid])
-            header = built(ClaimHeader, head)
-            found = model_problems(header)
-            out.append((header if not found else None, found))
+            built_heads.append((cid, built(ClaimHeader, head)))
+        heads = [h for h in built_heads if h is not None]
+        to_check = _to_check(cells, pl.DataFrame(
+            {"claim_id": [cid for cid, _ in heads], "tax": [h.taxpayer.tax for _, h in heads],
+             "s_group": [h.options.s_corporation_group_minimum for _, h in heads]}, schema=dict.fromkeys(("claim_id", "tax", "s_group"), pl.Utf8)))
+        out: list[Checked | None] = []
+        for one in built_heads:
+            if one is None:
+                out.append(None)
+            elif one[0] not in to_check:
+                out.append((one[1], []))
+            else:
+                found = model_problems(one[1])
+                out.append((one[1] if not found else None, found))
     return out
