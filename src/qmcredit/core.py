@@ -182,7 +182,7 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     else:  # L3: neither
         mts, floors = (None,) * len(periods), (0,) * len(periods)
     placed, others, notes = _placed(header, cid)
-    rooms = tuple([room(cents(p.liability), limited, eligible_tax, fl, *o, share) for p, fl, o in zip(periods, floors, others)])  # L2-L3
+    rooms = tuple([room(cents(p.liability), limited, eligible_tax, fl, before, after, share) for p, fl, (before, after) in zip(periods, floors, others)])  # L2-L3
     return _new(Prepared, (
         header, cid, k, checks, first_unknown_month(header.as_of), limited, mts, dates, allowed_in, rooms, placed, notes))
 
@@ -204,13 +204,14 @@ def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, .
             out.append(())
             sums.append(_NO_OTHERS)
             continue
-        row = []
+        row, used_list = [], False
         for j, c in enumerate(p.other_credits):
             try:
-                row.append(O.place(c.code, c.name, c.order, credit_order))
+                row.append(x := O.place(c.code, c.name, c.order, credit_order))
             except O.CreditNotPlaced as e:
                 found.append(Problem(f"periods[{i}].other_credits[{j}]", str(e)))
-        used_list = any(x.basis == "regulation" or c.code is not None for x, c in zip(row, p.other_credits))
+                continue
+            used_list = used_list or x.basis == "regulation" or c.code is not None
         if used_list and (note := O.earlier_version(p.start)) is not None:
             notes.append(note)
         out.append(tuple(row))
@@ -318,7 +319,9 @@ NO_HOURS = (0, 0, 0, 0, 0, 0)
 def measured_sums(per_month: pl.DataFrame) -> dict[int, tuple]:
     """P5's period sums of each claim (by code) from the monthly sums of the positions pass; a
     claim without hours in its periods has ``NO_HOURS``."""
-    return {r[0]: r[1:] for r in period_sums(per_month).iter_rows()}
+    sums = period_sums(per_month)
+    codes, *columns = (sums.get_column(c).to_list() for c in sums.columns)  # columns to lists: cheaper than a tuple a row from polars
+    return dict(zip(codes, zip(*columns)))
 
 
 def measured_months(per_month: pl.DataFrame) -> dict[int, dict[int, tuple[int, int]]]:
