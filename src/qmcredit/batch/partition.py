@@ -273,7 +273,8 @@ def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str
 def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, params: ParameterSet | None,
               shared: dict | None, constants: dict) -> tuple[dict[str, Prepared], dict[str, list[Problem]]]:
     """Each valid header read by ``core.prepare`` under ``params`` (``constants``: each one's
-    ``Constants``, already made), and the problems of those it refuses (reported only when the claim's rows are good, as ``decide`` does). With ``shared``:
+    ``Constants``, already made), and the problems of those it refuses (reported only when the
+    claim's rows are good, as ``decide`` does). With ``shared``:
     the first scenario's, made again from its own (``core.prepared_again``) for a scenario whose
     parameters differ from it only after ``prepare`` (``core.read_after_prepare``)."""
     under = params or baseline()
@@ -314,8 +315,8 @@ def decide_partition(
         for cid in ids:
             header = valid.get(cid)
             if header is not None:
-                k = of_claim[cid] = cached_constants(header, cache, params)
-                cols = k.columns
+                of_claim[cid] = made = cached_constants(header, cache, params)
+                cols = made.columns
             else:
                 cols = dict.fromkeys(CLAIM_COLUMNS)
             consts["claim_id"].append(cid)
