@@ -25,6 +25,7 @@ from dataclasses import fields
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import NamedTuple
 
 import polars as pl
@@ -40,7 +41,7 @@ from .law.eligibility import Check
 from .law.parameter_set import ParameterSet, baseline
 from .law.parameters import Parameter
 from .law.positions import CLAIM_COLUMNS, Month, Thresholds, average, average_denominator, classify, monthly, period_sums
-from .law.windows import PERIOD_NAMES, Window, Windows, windows, year_one_first_month
+from .law.windows import PERIOD_NAMES, Windows, windows, windows_from, year_one_first_month
 from .money import cents, cents_text, exact_decimal, from_cents, money
 from .payroll import HOURS_SCALE, first_unknown_month
 from .problems import ClaimError, Problem
@@ -53,7 +54,7 @@ _new = tuple.__new__  # a named tuple made without the Python frame of its __new
 class Constants(NamedTuple):
     """What a claim's rules take from its operations date and options alone (shared by the
     claims of a batch that have the same): W1-W3, the P2-P3 hour tests in force at the start of
-    credit year one and the positions pass's columns, the parameters of C2, L2 and L5."""
+    credit year one and the positions pass's columns, the parameters of C2, L2, L5 and E2."""
 
     windows: Windows
     thresholds: Thresholds
@@ -63,6 +64,7 @@ class Constants(NamedTuple):
     share: tuple[int, int]         # L2: the 50% limit, as a fraction
     amount_cents: tuple[int, int]  # C2: the amount per new position of each credit year
     year_ends: tuple[date, date]   # L1: the last day of each credit year
+    qualified: tuple               # E2: the qualified municipalities for a credit year one starting then
     params: ParameterSet | None = None  # the parameters read (claim_constants always records the set)
 
 
@@ -70,8 +72,15 @@ def claim_constants(header: ClaimHeader, params: ParameterSet | None = None) -> 
     """The ``Constants`` of a claim, under ``params`` (default: the baseline)."""
     params = params or baseline()
     header = params.header_for(header)  # a reform may set options
-    opts, parameter = header.options, params.parameter
-    w = windows(header.location.operations_began, opts)
+    return _constants(year_one_first_month(header.location.operations_began, header.options), header.options, params)
+
+
+@lru_cache(maxsize=8192)  # a run's claims start in a few hundred months under a few options: once a process, not once a partition
+def _constants(year_one: int, opts, params: ParameterSet) -> Constants:
+    """``claim_constants`` of a claim whose credit year one starts in month ``year_one`` (W1:
+    the operations date matters only through it)."""
+    parameter = params.parameter
+    w = windows_from(year_one)  # W1-W3
     t = Thresholds.at(w.year_one.start, params)
     cols = {"base_idx": w.first_month, "excl_temp": opts.part_time_excludes_temporary, **t.columns(),
             "eq_cap": None if opts.equivalent_hours_cap is None else opts.equivalent_hours_cap * HOURS_SCALE}  # P4a
@@ -85,7 +94,8 @@ def claim_constants(header: ClaimHeader, params: ParameterSet | None = None) -> 
         cf = int(parameter("carryforward_periods").at(w.year_one.start).value)
     share = Fraction(parameter("credit_limit_share").at(w.year_one.start).value)
     amounts = tuple(cents(parameter(_AMOUNTS[y]).at(getattr(w, y).start).value) for y in YEARS)
-    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end), params)
+    return Constants(w, t, cols, tuple(warnings), cf, (share.numerator, share.denominator), amounts, (w.year_one.end, w.year_two.end),
+                     params.qualified(w.year_one.start), params)
 
 
 def cached_constants(header: ClaimHeader, cache: dict, params: ParameterSet | None = None) -> Constants:
@@ -139,76 +149,77 @@ class Prepared(NamedTuple):
 
 
 def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None = None, window_of: tuple[str, str] | None = None,
-            params: ParameterSet | None = None) -> Prepared:
+            params: ParameterSet | None = None, constants: Constants | None = None) -> Prepared:
     """Read a validated one-location header for the rules, under ``params`` (default: the
-    baseline). ``cache``, shared by the claims of a batch: their ``Constants`` and E1-E4 checks,
-    each computed once for the claims that share its inputs. ``window_of``: for a location of a
-    several-location return without ``earlier_credit_period_start``, the taxpayer's window (E4
-    across locations) as (its first month "YYYY-MM", the id of the first listed location). Raises
-    ``ClaimError`` when a period's minimum tax (L2) can be neither read nor derived."""
-    k = claim_constants(header, params) if cache is None else cached_constants(header, cache, params)
+    baseline). ``cache``, shared by the claims of a batch: their ``Constants``, computed once for
+    the claims that share its inputs (``constants``: the claim's, when the caller has them).
+    ``window_of``: for a location of a several-location return without
+    ``earlier_credit_period_start``, the taxpayer's window (E4 across locations) as (its first
+    month "YYYY-MM", the id of the first listed location). Raises ``ClaimError`` when a period's
+    minimum tax (L2) can be neither read nor derived."""
+    k = constants or (claim_constants(header, params) if cache is None else cached_constants(header, cache, params))
     header = k.params.header_for(header)
     tp, opts, w = header.taxpayer, header.options, k.windows
+    cid = claim_id or tp.id
     limited = limits.limited(tp.tax, opts.insurer_limits)  # L2-L3
-    periods = header.periods
-    mts, floors = [None] * len(periods), [0] * len(periods)
-    if limited:
-        for i, p in enumerate(periods):
-            try:
-                mts[i] = mt = limits.minimum_tax(tp.tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
-                                                 p.group_payroll, p.combined_group_member, opts.s_corporation_group_minimum, params)
-            except limits.MinimumTaxUnknown as e:
-                raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], claim_id or tp.id) from None
-            floors[i] = limits.floor(mt.amount, p.alternative_minimum_assessment)  # L2
     earlier, first_site = (tp.earlier_credit_period_start, None) if window_of is None else window_of
-    check_key = ("checks", tp.tax, header.location.municipality, tp.uez_benefit, earlier, first_site, w.year_one.first_month, params)
-    checks = cache.get(check_key) if cache is not None else None
-    if checks is None:
-        checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, earlier, w, first_site, k.params.qualified(w.year_one.start))
-        if cache is not None:
-            cache[check_key] = checks
+    checks = E.checks(tp.tax, header.location.municipality, tp.uez_benefit, earlier, w, first_site, k.qualified)  # E1-E4
+    periods = header.periods
     dates = tuple([(p.start, p.end) for p in periods])
     allowed_in = (L.allowed_in(k.year_ends[0], dates), L.allowed_in(k.year_ends[1], dates))  # L1
-    eligible_tax, share = tp.tax in E.TAXES, k.share
-    placed, notes = _placed(header, claim_id or tp.id)
-    room, rooms = limits.room, []
-    for p, fl, pc in zip(periods, floors, placed):  # L2-L3
-        before, after = O.sums([cents(c.amount) for c in p.other_credits], pc) if pc else _NO_OTHERS
-        rooms.append(room(cents(p.liability), limited, eligible_tax, fl, before, after, share))
-    rooms = tuple(rooms)
+    eligible_tax, share, room = tp.tax in E.TAXES, k.share, limits.room
+    if limited:  # L2: each period's minimum tax and floor
+        mts, floors, minimum_tax, floor, tax, sgm = [], [], limits.minimum_tax, limits.floor, tp.tax, opts.s_corporation_group_minimum
+        for i, p in enumerate(periods):
+            try:
+                mt = minimum_tax(tax, p.start, p.end, p.minimum_tax, p.nj_gross_receipts, p.s_corporation, p.group_payroll_5m,
+                                 p.group_payroll, p.combined_group_member, sgm, params)
+            except limits.MinimumTaxUnknown as e:
+                raise ClaimError([Problem(f"periods[{i}].minimum_tax", str(e))], cid) from None
+            mts.append(mt)
+            floors.append(floor(mt.amount, p.alternative_minimum_assessment))
+        mts = tuple(mts)
+    else:  # L3: neither
+        mts, floors = (None,) * len(periods), (0,) * len(periods)
+    placed, others, notes = _placed(header, cid)
+    rooms = tuple([room(cents(p.liability), limited, eligible_tax, fl, before, after, share) for p, fl, (before, after) in zip(periods, floors, others)])  # L2-L3
     return _new(Prepared, (
-        header, claim_id or tp.id, k, checks, first_unknown_month(header.as_of), limited, tuple(mts), dates, allowed_in, rooms, placed, notes))
+        header, cid, k, checks, first_unknown_month(header.as_of), limited, mts, dates, allowed_in, rooms, placed, notes))
 
 
 _NO_OTHERS = (0, 0)  # L2: no other credits before this one or after it
 
 
-def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, ...], ...], tuple[str, ...]]:
-    """L2a: every period's other credits placed before or after this one, and the warnings of
-    periods that used the Director's list before it was in force. Raises ``ClaimError`` naming
-    each credit that cannot be placed."""
+def _placed(header: ClaimHeader, claim_id: str) -> tuple[tuple[tuple[O.Placed, ...], ...], tuple[tuple[int, int], ...], tuple[str, ...]]:
+    """L2a: every period's other credits placed before or after this one, the sums of those
+    before and after it (L2, in cents), and the warnings of periods that used the Director's list
+    before it was in force. Raises ``ClaimError`` naming each credit that cannot be placed."""
     periods = header.periods
     if not any([p.other_credits for p in periods]):
-        return ((),) * len(periods), ()
-    found, out, notes = [], [], []
+        return ((),) * len(periods), (_NO_OTHERS,) * len(periods), ()
+    found, out, sums, notes = [], [], [], []
     credit_order = header.options.credit_order
     for i, p in enumerate(periods):
         if not p.other_credits:
             out.append(())
+            sums.append(_NO_OTHERS)
             continue
-        row = []
+        row, used_list = [], False
         for j, c in enumerate(p.other_credits):
             try:
-                row.append(O.place(c.code, c.name, c.order, credit_order))
+                row.append(x := O.place(c.code, c.name, c.order, credit_order))
             except O.CreditNotPlaced as e:
                 found.append(Problem(f"periods[{i}].other_credits[{j}]", str(e)))
-        used_list = any(x.basis == "regulation" or c.code is not None for x, c in zip(row, p.other_credits))
+                continue
+            used_list = used_list or x.basis == "regulation" or c.code is not None
         if used_list and (note := O.earlier_version(p.start)) is not None:
             notes.append(note)
         out.append(tuple(row))
+        if not found:
+            sums.append(O.sums([cents(c.amount) for c in p.other_credits], row))
     if found:
         raise ClaimError(found, claim_id)
-    return tuple(out), tuple(notes)
+    return tuple(out), tuple(sums), tuple(notes)
 
 
 # -- the same claims under a second parameter set (analysis.reform) ---------------------------------
@@ -308,7 +319,9 @@ NO_HOURS = (0, 0, 0, 0, 0, 0)
 def measured_sums(per_month: pl.DataFrame) -> dict[int, tuple]:
     """P5's period sums of each claim (by code) from the monthly sums of the positions pass; a
     claim without hours in its periods has ``NO_HOURS``."""
-    return {r[0]: r[1:] for r in period_sums(per_month).iter_rows()}
+    sums = period_sums(per_month)
+    codes, *columns = (sums.get_column(c).to_list() for c in sums.columns)  # columns to lists: cheaper than a tuple a row from polars
+    return dict(zip(codes, zip(*columns)))
 
 
 def measured_months(per_month: pl.DataFrame) -> dict[int, dict[int, tuple[int, int]]]:
@@ -602,8 +615,7 @@ def taxpayer_windows(claim: Claim, preps: Sequence[Prepared]) -> Windows:
     earlier = claim.header.taxpayer.earlier_credit_period_start
     if earlier is None:
         return preps[0].windows
-    y1 = int(earlier[:4]) * 12 + int(earlier[5:7]) - 1
-    return Windows(Window("base", y1 - 12), Window("year_one", y1), Window("year_two", y1 + 12))
+    return windows_from(int(earlier[:4]) * 12 + int(earlier[5:7]) - 1)
 
 
 def present_return(

@@ -271,9 +271,10 @@ def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str
 
 
 def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, params: ParameterSet | None,
-              shared: dict | None) -> tuple[dict[str, Prepared], dict[str, list[Problem]]]:
-    """Each valid header read by ``core.prepare`` under ``params``, and the problems of those it
-    refuses (reported only when the claim's rows are good, as ``decide`` does). With ``shared``:
+              shared: dict | None, constants: dict) -> tuple[dict[str, Prepared], dict[str, list[Problem]]]:
+    """Each valid header read by ``core.prepare`` under ``params`` (``constants``: each one's
+    ``Constants``, already made), and the problems of those it refuses (reported only when the
+    claim's rows are good, as ``decide`` does). With ``shared``:
     the first scenario's, made again from its own (``core.prepared_again``) for a scenario whose
     parameters differ from it only after ``prepare`` (``core.read_after_prepare``)."""
     under = params or baseline()
@@ -284,7 +285,7 @@ def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, param
     unprepared: dict[str, list[Problem]] = {}
     for cid, header in valid.items():
         try:
-            prepared[cid] = prepare(header, cid, cache, window_of.get(cid), params)
+            prepared[cid] = prepare(header, cid, cache, window_of.get(cid), params, constants.get(cid))
         except ClaimError as e:
             unprepared[cid] = e.problems
     if shared is not None and first is None:
@@ -310,9 +311,14 @@ def decide_partition(
         window_of = _windows(members, valid)
         cache: dict = {}
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
+        of_claim: dict = {}  # each valid claim's Constants, for prepare
         for cid in ids:
             header = valid.get(cid)
-            cols = cached_constants(header, cache, params).columns if header is not None else dict.fromkeys(CLAIM_COLUMNS)
+            if header is not None:
+                of_claim[cid] = made = cached_constants(header, cache, params)
+                cols = made.columns
+            else:
+                cols = dict.fromkeys(CLAIM_COLUMNS)
             consts["claim_id"].append(cid)
             consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
             for k in CLAIM_COLUMNS:
@@ -324,7 +330,7 @@ def decide_partition(
             if strays:
                 raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
         measuring = polars_thread.submit(measure, looked, constants, payroll.name, shared)
-        prepared, unprepared = _prepared(valid, cache, window_of, params, shared)
+        prepared, unprepared = _prepared(valid, cache, window_of, params, shared, of_claim)
         per_month, bad = measuring.result()
 
     found: dict[int, list[Problem]] = {}

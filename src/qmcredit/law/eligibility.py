@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from .parameters import qualified_municipalities
 from .rule import rule
@@ -33,6 +34,7 @@ class Check:
         return {"rule": self.rule, "cite": self.cite, "condition": self.condition, "passed": self.passed, "message": self.message, "statute": self.statute}
 
 
+@lru_cache(maxsize=64)  # each check is a pure function of a few values that a batch's claims repeat
 def taxpayer_pays_eligible_tax(tax: str) -> Check:
     """E1 (a): the credit is against the Corporation Business Tax or the tax on insurers only."""
     ok = tax in TAXES
@@ -43,6 +45,7 @@ def taxpayer_pays_eligible_tax(tax: str) -> Check:
     )
 
 
+@lru_cache(maxsize=1024)
 def location_in_qualified_municipality(municipality: str, qualified: tuple | None = None) -> Check:
     """E2 (a): the location is within a qualified municipality (a parameter; Camden). ``qualified``:
     the municipalities of a ``ParameterSet`` (default: the parameter file's)."""
@@ -56,6 +59,7 @@ def location_in_qualified_municipality(municipality: str, qualified: tuple | Non
     )
 
 
+@lru_cache(maxsize=4)
 def no_uez_benefit(uez_benefit: bool) -> Check:
     """E3 (a): a taxpayer receiving a benefit under the Urban Enterprise Zones Act is not eligible."""
     return Check(
@@ -72,11 +76,26 @@ def single_credit_period(earlier_start: str | None, windows: Windows, window_of:
     """E4 (d): one continuous 24-month credit period in the taxpayer's life; a claim for the same
     period (a recomputation) stays eligible. With several locations (L6) the window is the
     taxpayer's: ``earlier_start``, else the first listed location's (``window_of`` names it)."""
-    this = windows.year_one.start.strftime("%Y-%m")
-    ok = earlier_start is None or earlier_start == this
-    if earlier_start is None:
-        msg = "no earlier credit period"
-    elif window_of is not None:
+    return _NO_EARLIER if earlier_start is None else _single_credit_period(earlier_start, windows.year_one.first_month, window_of)
+
+
+def _e4(ok: bool, msg: str) -> Check:
+    return Check(
+        "E4", "52:27BBB-55(d)", "No earlier 24-month credit period other than this one", ok, msg,
+        "No taxpayer shall be allowed more than a single 24-month continuous period in which credits shall be allowed",
+    )
+
+
+_NO_EARLIER = _e4(True, "no earlier credit period")
+
+
+@lru_cache(maxsize=4096)  # a batch's claims share a few hundred first months
+def _single_credit_period(earlier_start: str, year_one: int, window_of: str | None) -> Check:
+    """``single_credit_period`` with an earlier (or the taxpayer's) credit period, credit year one
+    starting in month ``year_one``."""
+    this = date(year_one // 12, year_one % 12 + 1, 1).strftime("%Y-%m")
+    ok = earlier_start == this
+    if window_of is not None:
         msg = (f"credit year one starts {this}, the taxpayer's credit window (that of its first listed location {window_of!r})" if ok else
                f"the taxpayer's credit window starts {earlier_start} (its first listed location {window_of!r}); this location's credit year one starts {this}: "
                "one taxpayer has one 24-month credit period, so every location's credit year one must start on the same month")
@@ -84,10 +103,7 @@ def single_credit_period(earlier_start: str | None, windows: Windows, window_of:
         msg = f"the earlier credit period starting {earlier_start} is this one (a recomputation)"
     else:
         msg = f"the taxpayer already had a 24-month credit period starting {earlier_start}; this claim's starts {this}"
-    return Check(
-        "E4", "52:27BBB-55(d)", "No earlier 24-month credit period other than this one", ok, msg,
-        "No taxpayer shall be allowed more than a single 24-month continuous period in which credits shall be allowed",
-    )
+    return _e4(ok, msg)
 
 
 def operations_began_known(operations_began: date, source: str) -> dict:

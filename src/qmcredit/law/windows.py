@@ -82,5 +82,9 @@ def year_one_first_month(operations_began: date, options: Options) -> int:
 def windows(operations_began: date, options: Options) -> Windows:
     """W1-W3 (e): base period = the 12 months before credit year one (W3); credit year two = the
     12 months after credit year one (W2)."""
-    y1 = year_one_first_month(operations_began, options)
-    return Windows(Window("base", y1 - 12), Window("year_one", y1), Window("year_two", y1 + 12))
+    return windows_from(year_one_first_month(operations_began, options))
+
+
+def windows_from(year_one: int) -> Windows:
+    """W2-W3 (e) of a credit year one starting in month ``year_one`` (``year_one_first_month``)."""
+    return Windows(Window("base", year_one - 12), Window("year_one", year_one), Window("year_two", year_one + 12))
