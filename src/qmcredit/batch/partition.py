@@ -236,7 +236,7 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | N
     # values (all null, in a partition whose claims are all invalid) for one, with the first one's type
     codes = typed.get_column("claim_id")
     rows = typed.with_columns(constants.get_column(c).gather(codes) for c in CLAIM_COLUMNS)
-    sums = monthly(classify(rows.lazy())).collect()
+    sums = monthly(classify(rows)).collect()
     counted.append((given, sums))
     return sums, bad
 
