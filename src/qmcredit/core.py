@@ -373,7 +373,7 @@ def decide_many(claims: Sequence[Claim], explain: bool = True, params: Parameter
         for part in c.locations:
             parts.append((part, prepare(part.header, part.location_id or c.source or part.header.taxpayer.id, cache, window, params)))
         returns.append(range(first, len(parts)))
-    classified = classify(with_claim_columns([c.payroll for c, _ in parts], [p.constants.columns for _, p in parts]).lazy()).collect()
+    classified = classify(with_claim_columns([c.payroll for c, _ in parts], [p.constants.columns for _, p in parts])).collect()
     per_month = monthly(classified.lazy()).collect()
     sums, measured = measured_sums(per_month), measured_months(per_month)
     emps = employee_month_table(classified).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True) if explain else {}

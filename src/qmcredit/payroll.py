@@ -313,20 +313,17 @@ def _maybe_repeated(rows: pl.DataFrame, keys: list[str]) -> pl.Series:
     employee (and claim) whose months rise cannot repeat a month, and only the runs that do not
     rise, or whose employee has another run, are candidates. A table in another order has its
     rows' keys hashed: rows whose hash is shared are the candidates."""
-    who = [pl.col(k) for k in keys[:-1]]
     month = pl.col(keys[-1])
-    new_run = pl.any_horizontal((w != w.shift(1)).fill_null(True) for w in who)
-    marks = rows.select(
-        new_run.alias("new"), (new_run | ~(month > month.shift(1)).fill_null(False)).alias("break"), *who,
-    ).with_columns(pl.col("new").cum_sum().alias("run"))
-    starts = marks.filter("new")
+    marks = rows.select(pl.struct(keys[:-1]).rle_id().alias("run"), *keys[:-1], (~(month > month.shift(1)).fill_null(False)).alias("back"))
+    new_run = (pl.col("run") != pl.col("run").shift(1)).fill_null(True)
+    starts = marks.filter(new_run)
     if starts.height * 4 > rows.height:  # not grouped by employee: hash the keys
         key_hash = pl.lit(0, dtype=pl.UInt64)
         for k, c in enumerate(keys):
             key_hash = key_hash ^ (pl.col(c).hash(k) * (2 * k + 1))
         return rows.select((pl.len().over(key_hash) > 1) & pl.col(keys[-1]).is_not_null()).to_series()
     again = starts.filter(pl.struct(keys[:-1]).is_duplicated()).get_column("run")
-    unsorted = marks.filter(pl.col("break") & ~pl.col("new")).get_column("run")
+    unsorted = marks.filter(pl.col("back") & ~new_run).get_column("run")
     flagged = pl.zeros(starts.height + 1, dtype=pl.Boolean, eager=True).scatter(pl.concat([again, unsorted]), True)
     return marks.select(pl.lit(flagged).gather(pl.col("run"))).to_series()
 
@@ -368,11 +365,17 @@ def lookup(lf: pl.LazyFrame | pl.DataFrame, lean: bool = False, coded: Coded | N
 
 def _typed(at: pl.DataFrame, tables: dict[str, pl.DataFrame], names: set[str], categorical: bool = False) -> list[pl.Series]:
     """The typed columns ``names`` of the rows ``at`` (their codes in ``tables``); ``categorical``:
-    text as categorical columns, whose gathering costs a fraction of text's."""
-    text = lambda s: s.cast(pl.Categorical(pl.Categories.random())) if categorical and s.dtype == pl.Utf8 else s  # noqa: E731
-    return at.select(
-        pl.lit(text(t.get_column(name))).gather(pl.col(c)).alias(name) for c, t in tables.items() for name in t.columns if name in names
-    ).get_columns()
+    text as categorical columns, whose gathering costs a fraction of text's. Booleans are gathered
+    as bytes (gathering bits costs more), then read back as booleans."""
+
+    def gathered(c: str, s: pl.Series) -> pl.Expr:
+        if s.dtype == pl.Boolean:
+            return pl.lit(s.cast(pl.UInt8)).gather(pl.col(c)).cast(pl.Boolean)
+        if categorical and s.dtype == pl.Utf8:
+            s = s.cast(pl.Categorical(pl.Categories.random()))
+        return pl.lit(s).gather(pl.col(c))
+
+    return at.select(gathered(c, t.get_column(name)).alias(name) for c, t in tables.items() for name in t.columns if name in names).get_columns()
 
 
 def check(

@@ -1,5 +1,7 @@
 """P1-P5 (52:27BBB-55(e)): who counts, month by month."""
 
+import json
+import random
 from fractions import Fraction
 
 import pytest
@@ -104,3 +106,34 @@ def test_P3_boundary_at_nine_decimals_is_exact():
 def test_hours_forms_are_exact(hours):
     a, _ = avg([employee("A", {m: hours for m in Y1})])
     assert a == 1
+
+
+def _claim_with_table(folder, rows: list[tuple], **options):
+    """A claim whose header names a payroll CSV holding ``rows`` (employee, month, hours, basis), in that order."""
+    folder.mkdir()
+    (folder / "payroll.csv").write_text("employee_id,month,hours,basis\n" + "".join(f"{e},{m},{h},{b}\n" for e, m, h, b in rows))
+    doc = base_claim([], **options)
+    del doc["employees"]
+    doc["payroll"] = "payroll.csv"
+    (folder / "claim.json").write_text(json.dumps(doc))
+    return qmcredit.decide(qmcredit.load_claim(folder / "claim.json"))
+
+
+@pytest.mark.parametrize("exclude_temporary", [False, True])
+def test_P3_months_count_per_employee_and_period_in_any_row_order(tmp_path, exclude_temporary):
+    """P3 counts an employee's months of 20 hours a week in a period over its run of rows when the
+    table lists employee by employee, else over its keys (``classify``): the same figures and
+    employee-months whichever way a table orders its rows."""
+    rng = random.Random(18)
+    bases = ("permanent", "permanent", "temporary", "seasonal")
+    rows = [(f"E{k}", m, rng.choice(("0", "40", "86.666666666", "86.666666667", "100", "139.99", "140", "160")), bases[k % 4])
+            for k in range(12) for m in months("2003-01", 60) if rng.random() < 0.7]
+    shuffled = rng.sample(rows, len(rows))
+    by_employee = _claim_with_table(tmp_path / "by_employee", rows, part_time_excludes_temporary=exclude_temporary)
+    any_order = _claim_with_table(tmp_path / "shuffled", shuffled, part_time_excludes_temporary=exclude_temporary)
+    assert by_employee.averages == any_order.averages and by_employee.months == any_order.months
+    assert any(a != 0 for a in by_employee.averages.values())
+    unsourced = lambda d: [{k: v for k, v in r.items() if k != "source"} for r in d.employee_month_rows()]  # noqa: E731
+    assert unsourced(by_employee) == unsourced(any_order)
+    statuses = {r["status"] for r in by_employee.employee_month_rows()}
+    assert {"full_time", "part_time_equivalent", "not_part_time"} <= statuses

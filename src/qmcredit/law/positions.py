@@ -101,10 +101,11 @@ CLAIM_COLUMNS = {
 }
 
 
-def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
+def classify(rows: pl.DataFrame) -> pl.LazyFrame:
     """Classify each employee-month (P1-P4). Input: normalised payroll rows with ``claim_id`` and
     the ``CLAIM_COLUMNS``. Adds ``period`` (0 base, 1 year one, 2 year two, null outside),
-    ``full_time``, ``equivalent``, ``counted_hours`` (the hours it counts toward equivalents)
+    ``full_time``, ``equivalent``, ``counted_hours`` (the hours it counts toward equivalents),
+    ``period_20h_months`` (in a period: the employee's months in it of at least 20 hours a week)
     and ``status`` (a key of ``STATUS``)."""
     rel = pl.col("month_idx") - pl.col("base_idx")
     period = pl.when((rel >= 0) & (rel < 36)).then((rel // 12).cast(pl.Int8))
@@ -118,12 +119,14 @@ def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
     # P3 (e): a month of at least 20 hours a week (86 2/3 hours); temporary work counts unless the option excludes it.
     may_be_part_time = employee & (permanent | ~pl.col("excl_temp"))
     meets_20h = may_be_part_time & (pl.col("hours") * pl.col("pt_den") >= pl.col("pt_num"))
-    lf = lf.with_columns(period.alias("period"), full_time.alias("full_time"), meets_20h.alias("_meets"))
-    pt_months = pl.col("_meets").cast(pl.Int32).sum().over(["claim_id", "employee_id", "period"])
+    df = rows.lazy().with_columns(period.alias("period"), full_time.alias("full_time"), meets_20h.alias("_meets")).collect()
+    df, employee_period = _employee_periods(df)
+    in_period = pl.col("period").is_not_null()
+    pt_months = pl.when(in_period).then(pl.col("_meets").cast(pl.Int32).sum().over(employee_period))
     # P3: a part-time position in the period = at least three such months in it (any three).
     part_time_position = may_be_part_time & (pt_months >= pl.col("pt_months"))
     # P4 (e): equivalents = hours of part-time positions in months they are not full-time.
-    equivalent = pl.col("period").is_not_null() & part_time_position & ~pl.col("full_time")
+    equivalent = in_period & part_time_position & ~pl.col("full_time")
     # P4a (option equivalent_hours_cap): an employee-month counts at most the cap's hours (null: not capped).
     cap = pl.col("eq_cap")
     counted = pl.when(~equivalent).then(0).when(cap.is_not_null() & (pl.col("hours") > cap)).then(cap).otherwise(pl.col("hours"))
@@ -138,9 +141,24 @@ def classify(lf: pl.LazyFrame) -> pl.LazyFrame:
         .when(~permanent).then(pl.lit("temporary_not_part_time"))
         .otherwise(pl.lit("not_part_time"))
     )
-    return lf.with_columns(
+    return df.lazy().with_columns(
         equivalent.alias("equivalent"), counted.cast(pl.Int64).alias("counted_hours"), pt_months.alias("period_20h_months"), status.alias("status")
-    ).drop("_meets")
+    ).drop("_meets", "_run", strict=False)
+
+
+_EMPLOYEE_PERIOD = ["claim_id", "employee_id", "period"]
+
+
+def _employee_periods(df: pl.DataFrame) -> tuple[pl.DataFrame, str | list[str]]:
+    """What groups the rows of one employee in one period (P3 counts its months over them): their
+    run of rows (a column ``_run`` added to ``df``) when each employee's rows in each period come
+    together, as a payroll export lists them, employee by employee (a sum over runs needs no
+    hashing); else their keys. Rows outside the periods are not counted, and may come in any order."""
+    runs = df.select(*_EMPLOYEE_PERIOD, pl.struct(_EMPLOYEE_PERIOD).rle_id().alias("_run"))
+    starts = runs.filter((pl.col("_run") != pl.col("_run").shift(1)).fill_null(True) & pl.col("period").is_not_null())
+    together = starts.select(pl.struct(_EMPLOYEE_PERIOD).n_unique()).item() == starts.height
+    df = df.with_columns(runs.get_column("_run"))
+    return (df, "_run") if together else (df.drop("_run"), _EMPLOYEE_PERIOD)
 
 
 def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
@@ -151,7 +169,7 @@ def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
         .group_by("claim_id", "month_idx")
         .agg(
             pl.col("period").first(),
-            pl.col("full_time").sum().cast(pl.Int64).alias("full_time"),
+            pl.col("full_time").cast(pl.Int64).sum().alias("full_time"),  # as integers: a sum of booleans is slower by group
             pl.col("counted_hours").sum().cast(pl.Int64).alias("equivalent_hours"),
         )
     )
