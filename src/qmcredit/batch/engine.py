@@ -445,7 +445,7 @@ def decide_planned(
     if ranges is not None:  # each partition reads its own rows: no split pass
         highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
         part = pl.lit(highs).search_sorted(pl.col("claim_id").fill_null(""), side="right")  # the range holding each claim
-        parts = _parts(table, ptable, part, len(ranges))
+        parts = _parts(table, ptable, part, len(ranges), scratch / "parts")
         del table, ptable
         args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), *tail)
                 for k, r in enumerate(ranges)]
@@ -463,7 +463,7 @@ def decide_planned(
             sources = [PayrollSource(str(payroll), payroll.name, False, (k, n), joined=joined) for k in range(n)]
         else:
             sources = split_payroll(payroll, n, scratch / "payroll", joined)
-        parts = _parts(table, ptable, bucket(n, joined), n)
+        parts = _parts(table, ptable, bucket(n, joined), n, scratch / "hashed")
         del table, ptable
         args = [(*parts[k], src, *tail) for k, src in enumerate(sources)]
         del parts
@@ -506,15 +506,34 @@ def _refuse(claims_df: pl.DataFrame, ledger_df: pl.DataFrame, refused: dict[str,
             ledger_df.filter(~pl.col("claim_id").is_in(ids)))
 
 
-def _parts(claims: pl.DataFrame, periods: pl.DataFrame | None, key: pl.Expr, n: int) -> list[tuple[pl.DataFrame, pl.DataFrame | None]]:
+Part = pl.DataFrame | Path  # a partition's claims-table or periods-table rows, or the file holding them (``_parts``)
+
+
+def _parts(claims: pl.DataFrame, periods: pl.DataFrame | None, key: pl.Expr, n: int, folder: Path) -> list[tuple[Part, Part | None]]:
     """The claims-table and periods-table rows of each partition 0..n-1 (``key``, an expression
-    of ``claim_id``), each table split in one pass."""
+    of ``claim_id``), each table split in one pass. Several partitions' rows are written to
+    ``folder`` (Arrow IPC) and given by path, read by the partition that decides them
+    (``_read_part``): the planning process, which decides partitions too, then holds none of
+    them while it decides (memory, issue 18)."""
+    if n > 1:
+        folder.mkdir(parents=True, exist_ok=True)
 
-    def split(table: pl.DataFrame) -> list[pl.DataFrame]:
+    def split(table: pl.DataFrame, name: str) -> list[Part]:
         parts = table.with_columns(key.alias("_key")).partition_by("_key", as_dict=True, include_key=False, maintain_order=True)
-        return [parts.get((k,), table.clear()) for k in range(n)]
+        if n == 1:
+            return [parts.get((0,), table.clear())]
+        out = []
+        for k in range(n):
+            out.append(folder / f"{name}-{k}.arrow")
+            parts.pop((k,), table.clear()).write_ipc(out[-1])
+        return out
 
-    return list(zip(split(claims), split(periods) if periods is not None else [None] * n))
+    return list(zip(split(claims, "claims"), split(periods, "periods") if periods is not None else [None] * n))
+
+
+def _read_part(part: Part | None) -> pl.DataFrame | None:
+    """A partition's rows as ``_parts`` gave them."""
+    return pl.read_ipc(part, memory_map=False) if isinstance(part, Path) else part
 
 
 class OutOfClaimOrder(Exception):
@@ -584,13 +603,14 @@ def _prompt_handoffs() -> Iterator[None]:
 
 
 def _decide_indexed(
-    k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None,
+    k: int, claims: Part, periods: Part | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None,
 ) -> tuple[int, PartitionResult | list[PartitionResult]]:
     """Partition ``k`` decided (``partition.decide_partition``). Its payroll rows are read on a
     polars thread from the start, and the rules' modules are imported meanwhile, the first time:
     here, not at the top, so that a process reads while it imports them (0.1 s of start-up).
     With ``sets`` (parameter sets, ``analysis.reform``): decided under each, from the one reading
     (and what the scenarios share, ``decide_partition``'s ``shared``), a result for each."""
+    claims, periods = _read_part(claims), _read_part(periods)
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
     with _collector_paused(), _prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
         reading = polars_thread.submit(read_rows, payroll, ids)
