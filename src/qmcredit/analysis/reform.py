@@ -53,7 +53,7 @@ def decide_scenarios(
     scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-reform-", dir=workdir))
     try:
         with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
-            results, n = decide_planned(table, ptable, payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
+            results, n = decide_planned(lambda: (table, ptable), payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
                                         (False, sets), None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -137,8 +137,10 @@ Mapper = Callable[[Callable, list[tuple]], Iterable[tuple[int, "PartitionResult"
 
 
 def serial_map(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
-    """Decide the partitions one after another in this process."""
-    return (fn(*a) for a in args)
+    """Decide the partitions one after another in this process, each one's inputs let go of
+    ``args`` as it is taken (a ``Mapper`` consumes ``args``: memory)."""
+    while args:
+        yield fn(*args.pop(0))
 
 
 @contextmanager
@@ -165,6 +167,7 @@ def local_processes(jobs: int) -> Iterator[Mapper]:
         def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
             pool = ready.pop() if ready else workers()
             todo, running = deque(args), {}
+            args.clear()  # each partition's inputs are held until it is done, not to the end (memory)
             free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
             try:
                 while todo or running:
@@ -371,19 +374,21 @@ def _run(
     min_partitions: int, mapper: Mapper, local: bool, jobs: int, workdir: Path | None,
     on_progress: Callable[[int, int], None] | None, on_start: Callable[[int], None] | None, started: float,
 ) -> Summary:
-    table, ptable = read_tables(claims, periods)
+    read = [read_tables(claims, periods)]  # handed to decide_planned, which lets go of it once split (memory)
+    table = read[0][0]
     summary = Summary(claims_without_id=table.filter(pl.col("claim_id").is_null() | (pl.col("claim_id") == "")).height)
     if on_start:
         on_start(table.height - summary.claims_without_id)
+    del table
     out.mkdir(parents=True, exist_ok=True)
     if workdir is not None:
         outputs.remove_stale(workdir, ".qmcredit-batch-")
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-batch-{os.getpid()}-", dir=workdir or out))
     try:
-        results, n = decide_planned(table, ptable, payroll, rows, rows_per_partition, min_partitions, mapper, local, jobs, scratch,
-                                    (jsonl,), on_progress)
-        claims_df = pl.concat([r.claims for _, r in results]).sort("claim_id")
-        ledger_df = pl.concat([r.ledger for _, r in results]).sort("claim_id", "period")
+        results, n = decide_planned(lambda: read.pop() if read else read_tables(claims, periods), payroll, rows, rows_per_partition,
+                                    min_partitions, mapper, local, jobs, scratch, (jsonl,), on_progress, keep=_spill(scratch / "results"))
+        claims_df = pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "claims"), memory_map=False) for k, _ in results]).sort("claim_id")
+        ledger_df = pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "ledger"), memory_map=False) for k, _ in results]).sort("claim_id", "period")
         from .partition import invalid_json  # the rules' modules are loaded by now
 
         refused = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed})
@@ -415,32 +420,42 @@ def _run(
 
 
 def decide_planned(
-    table: pl.DataFrame, ptable: pl.DataFrame | None, payroll: Path, rows: int, rows_per_partition: int, min_partitions: int, mapper: Mapper, local: bool, jobs: int, scratch: Path, tail: tuple,
-    on_progress: Callable[[int, int], None] | None, decide: Callable | None = None,
+    tables: Callable[[], tuple[pl.DataFrame, pl.DataFrame | None]], payroll: Path, rows: int, rows_per_partition: int, min_partitions: int, mapper: Mapper,
+    local: bool, jobs: int, scratch: Path, tail: tuple, on_progress: Callable[[int, int], None] | None, decide: Callable | None = None,
+    keep: Callable[[int, PartitionResult], PartitionResult] | None = None,
 ) -> tuple[list[tuple[int, PartitionResult]], int]:
     """The partitions planned and decided (``decide``, default ``_decide_indexed``, given each
     partition's claims, periods, payroll source and ``tail``): runs of a table in claim order
-    when it is one, else partitions by claim hash. Returns each partition's result, in partition
-    order, and their number. ``analysis.reform`` decides its scenarios through this reading."""
+    when it is one, else partitions by claim hash. ``tables()`` gives the claims and periods
+    tables (called again for a split by hash after ``OutOfClaimOrder``); they are let go once
+    split, and each partition's part once it is decided, so that the tables are not held whole
+    beside their parts to the end of the run (memory). ``keep(k, result)``: what is kept of
+    partition ``k``'s result as it arrives (default: all of it). Returns each partition's
+    result, in partition order, and their number. ``analysis.reform`` decides its scenarios
+    through this reading."""
     rows_per_partition = max(1, rows_per_partition)
     by_size = max(1, -(-rows // rows_per_partition))
     n = max(min_partitions, by_size, jobs)
     # At least four runs a process, so that the processes finish together.
     run_rows = rows_per_partition if jobs == 1 else min(rows_per_partition, -(-rows // (4 * jobs)))
+    table, ptable = tables()
     joined = returns(table)  # L6: a return's claims are decided together, in one partition by hash
     ranges = claim_ranges(payroll, run_rows, max(jobs, min_partitions), rows_per_partition) if n > 1 and local and not joined else None
     results = None
     if ranges is not None:  # each partition reads its own rows: no split pass
         highs = pl.Series([r.high for r in ranges[:-1]], dtype=pl.Utf8)
         part = pl.lit(highs).search_sorted(pl.col("claim_id").fill_null(""), side="right")  # the range holding each claim
-        parts = _parts(table, ptable, part, len(ranges))
+        parts = _parts(table, ptable, part, len(ranges), scratch / "parts")
+        del table, ptable
         args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), *tail)
                 for k, r in enumerate(ranges)]
+        del parts
         try:
-            results = _decide_all(mapper, args, on_progress, decide)
+            results = _decide_all(mapper, args, on_progress, decide, keep)
             n = len(ranges)
         except OutOfClaimOrder:  # the statistics said claim order, a row did not: split by hash after all
             results = None
+            table, ptable = tables()
     if results is None:
         if n == 1:
             sources = [PayrollSource(str(payroll), payroll.name, False, coded=rows >= CODES_FROM_ROWS)]
@@ -448,9 +463,11 @@ def decide_planned(
             sources = [PayrollSource(str(payroll), payroll.name, False, (k, n), joined=joined) for k in range(n)]
         else:
             sources = split_payroll(payroll, n, scratch / "payroll", joined)
-        parts = _parts(table, ptable, bucket(n, joined), n)
+        parts = _parts(table, ptable, bucket(n, joined), n, scratch / "hashed")
+        del table, ptable
         args = [(*parts[k], src, *tail) for k, src in enumerate(sources)]
-        results = _decide_all(mapper, args, on_progress, decide)
+        del parts
+        results = _decide_all(mapper, args, on_progress, decide, keep)
     return results, n
 
 
@@ -489,15 +506,34 @@ def _refuse(claims_df: pl.DataFrame, ledger_df: pl.DataFrame, refused: dict[str,
             ledger_df.filter(~pl.col("claim_id").is_in(ids)))
 
 
-def _parts(claims: pl.DataFrame, periods: pl.DataFrame | None, key: pl.Expr, n: int) -> list[tuple[pl.DataFrame, pl.DataFrame | None]]:
+Part = pl.DataFrame | Path  # a partition's claims-table or periods-table rows, or the file holding them (``_parts``)
+
+
+def _parts(claims: pl.DataFrame, periods: pl.DataFrame | None, key: pl.Expr, n: int, folder: Path) -> list[tuple[Part, Part | None]]:
     """The claims-table and periods-table rows of each partition 0..n-1 (``key``, an expression
-    of ``claim_id``), each table split in one pass."""
+    of ``claim_id``), each table split in one pass. Several partitions' rows are written to
+    ``folder`` (Arrow IPC) and given by path, read by the partition that decides them
+    (``_read_part``): the planning process, which decides partitions too, then holds none of
+    them while it decides (memory, issue 18)."""
+    if n > 1:
+        folder.mkdir(parents=True, exist_ok=True)
 
-    def split(table: pl.DataFrame) -> list[pl.DataFrame]:
+    def split(table: pl.DataFrame, name: str) -> list[Part]:
         parts = table.with_columns(key.alias("_key")).partition_by("_key", as_dict=True, include_key=False, maintain_order=True)
-        return [parts.get((k,), table.clear()) for k in range(n)]
+        if n == 1:
+            return [parts.get((0,), table.clear())]
+        out = []
+        for k in range(n):
+            out.append(folder / f"{name}-{k}.arrow")
+            parts.pop((k,), table.clear()).write_ipc(out[-1])
+        return out
 
-    return list(zip(split(claims), split(periods) if periods is not None else [None] * n))
+    return list(zip(split(claims, "claims"), split(periods, "periods") if periods is not None else [None] * n))
+
+
+def _read_part(part: Part | None) -> pl.DataFrame | None:
+    """A partition's rows as ``_parts`` gave them."""
+    return pl.read_ipc(part, memory_map=False) if isinstance(part, Path) else part
 
 
 class OutOfClaimOrder(Exception):
@@ -505,15 +541,36 @@ class OutOfClaimOrder(Exception):
 
 
 def _decide_all(mapper: Mapper, args: list[tuple], on_progress: Callable[[int, int], None] | None,
-                decide: Callable | None = None) -> list[tuple[int, PartitionResult]]:
-    """Every partition's result, in partition order. Progress is told as each one is done (so a
-    run restarted by ``OutOfClaimOrder`` may have told some)."""
+                decide: Callable | None = None, keep: Callable[[int, PartitionResult], PartitionResult] | None = None,
+                ) -> list[tuple[int, PartitionResult]]:
+    """Every partition's result (what ``keep`` keeps of it), in partition order. ``args`` is
+    consumed: each partition's inputs are let go as it is handed out. Progress is told as each
+    one is done (so a run restarted by ``OutOfClaimOrder`` may have told some)."""
     results = []
-    for res in mapper(decide or _decide_indexed, [(k, *a) for k, a in enumerate(args)]):
-        results.append(res)
+    indexed = [(k, *args.pop(0)) for k in range(len(args))]
+    for k, res in mapper(decide or _decide_indexed, indexed):
         if on_progress:
-            on_progress(res[1].rows, res[1].claims.height)
+            on_progress(res.rows, res.claims.height)
+        results.append((k, keep(k, res) if keep else res))
     return sorted(results, key=lambda r: r[0])
+
+
+def _spill(folder: Path) -> Callable[[int, PartitionResult], PartitionResult]:
+    """``keep`` of the batch: a partition's claims and ledger rows written to ``folder`` as they
+    arrive (Arrow IPC, ``_spilled``), and read back only to write the outputs, so that a run does
+    not hold every partition's rows while it decides the others (memory, issue 18)."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def keep(k: int, result: PartitionResult) -> PartitionResult:
+        result.claims.write_ipc(_spilled(folder, k, "claims"))
+        result.ledger.write_ipc(_spilled(folder, k, "ledger"))
+        return replace(result, claims=result.claims.clear(), ledger=result.ledger.clear())
+
+    return keep
+
+
+def _spilled(folder: Path, k: int, table: str) -> Path:
+    return folder / f"{table}-{k}.arrow"
 
 
 @contextmanager
@@ -546,13 +603,14 @@ def _prompt_handoffs() -> Iterator[None]:
 
 
 def _decide_indexed(
-    k: int, claims: pl.DataFrame, periods: pl.DataFrame | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None,
+    k: int, claims: Part, periods: Part | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None,
 ) -> tuple[int, PartitionResult | list[PartitionResult]]:
     """Partition ``k`` decided (``partition.decide_partition``). Its payroll rows are read on a
     polars thread from the start, and the rules' modules are imported meanwhile, the first time:
     here, not at the top, so that a process reads while it imports them (0.1 s of start-up).
     With ``sets`` (parameter sets, ``analysis.reform``): decided under each, from the one reading
     (and what the scenarios share, ``decide_partition``'s ``shared``), a result for each."""
+    claims, periods = _read_part(claims), _read_part(periods)
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
     with _collector_paused(), _prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
         reading = polars_thread.submit(read_rows, payroll, ids)
