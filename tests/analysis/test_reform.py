@@ -158,6 +158,47 @@ def test_partitions_and_processes_decide_as_one(data, run, tmp_path):
                 assert got.drop("problems", strict=False).equals(want.drop("problems", strict=False)), (folder.name, s.params.name, t)
 
 
+@pytest.mark.parametrize("order", ["claim order", "shuffled"])
+def test_claims_without_payroll_rows_are_refused_as_the_batch_refuses_them(data, run, tmp_path, monkeypatch, order):
+    """Issue 14 in a reform: a claim no payroll row matches is refused in every scenario, as the
+    batch refuses it, found by the partitions that read the rows (``PartitionResult.unrowed``):
+    the payroll table is read once (issue 17 item 4), not again for its claim ids."""
+    from qmcredit.analysis import reform
+    from qmcredit.analysis.reform import decide_scenarios
+    from qmcredit.batch import engine
+    from qmcredit.law.parameter_set import baseline, load_reform
+
+    table = pl.read_parquet(data / "in/payroll.parquet")
+    known = set(pl.read_parquet(data / "in/claims.parquet").get_column("claim_id").to_list())
+    ids = [cid for cid in table.get_column("claim_id").unique(maintain_order=True).to_list() if cid in known]
+    gone = {ids[0], ids[len(ids) // 2], ids[-1]}
+    thinned = table.filter(~pl.col("claim_id").is_in(list(gone)))
+    payroll = tmp_path / "payroll.parquet"
+    (thinned.sample(fraction=1.0, shuffle=True, seed=3) if order == "shuffled" else thinned).write_parquet(payroll, row_group_size=10_000)
+    inputs = (str(data / "in/claims.parquet"), str(payroll), "--periods", str(data / "in/periods.parquet"), "--rows-per-partition", "40000")
+    qmcredit("batch", *inputs, "--out", str(tmp_path / "batch"))
+    qmcredit("reform", *inputs, "--reform", str(data / "reforms/amounts.toml"), "--out", str(tmp_path / "reform"))
+    for t in ("claims", "ledger"):
+        assert pl.read_parquet(tmp_path / f"reform/scenarios/baseline/{t}.parquet").equals(pl.read_parquet(tmp_path / f"batch/{t}.parquet")), t
+    for name in ("baseline", "amounts"):
+        claims = pl.read_parquet(tmp_path / f"reform/scenarios/{name}/claims.parquet").filter(pl.col("claim_id").is_in(list(gone)))
+        assert claims.get_column("status").to_list() == ["invalid"] * len(gone), name
+        assert all(f"no row of the payroll table has claim_id {cid!r}" in p for cid, p in claims.select("claim_id", "problems").iter_rows())
+
+    told = []
+
+    def unmatched(claims, payroll, decided, unrowed=None):
+        told.append(unrowed)
+        return engine._unmatched(claims, payroll, decided, unrowed)
+
+    monkeypatch.setattr(reform, "_unmatched", unmatched)
+    sets = [baseline(), load_reform(data / "reforms/amounts.toml")]
+    scenarios, info = decide_scenarios(data / "in/claims.parquet", payroll, data / "in/periods.parquet", sets, rows_per_partition=40_000, workdir=tmp_path)
+    assert info["partitions"] >= 2 and told == [gone]  # told by the partitions, not read again
+    for s in scenarios:
+        assert s.claims.equals(pl.read_parquet(tmp_path / f"reform/scenarios/{s.params.name}/claims.parquet")), s.params.name
+
+
 @pytest.mark.slow
 def test_a_dask_cluster_decides_as_one_process(data, run, tmp_path):
     """``--workers``: the partitions as Dask tasks on a local cluster, the same tables."""

@@ -61,7 +61,8 @@ def decide_scenarios(
     taxes = taxes_of(table)
     decided = [(pl.concat([r[1][i].claims for r in results]).sort("claim_id"), pl.concat([r[1][i].ledger for r in results]).sort("claim_id", "period"))
                for i in range(len(sets))]
-    refused = _unmatched(claims, payroll, pl.concat([c for c, _ in decided]))  # as the batch refuses them: one read of the claim ids
+    unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
+    refused = _unmatched(claims, payroll, pl.concat([c for c, _ in decided]), unrowed)  # as the batch refuses them
     out = []
     for params, (c, ln) in zip(sets, decided):
         if refused:
