@@ -125,9 +125,15 @@ def to_json_lines(dets: list["Determination"], explain: bool = True, rows_file: 
     per claim; the text of a few claims held at once)."""
     for start in range(0, len(dets), chunk):
         part = dets[start:start + chunk]
-        joined = [d for d in part if d.rows_joined(explain, rows_file=rows_file)]
-        rows = dict(zip(map(id, joined), employee_month_jsons([d.employee_months for d in joined])))
+        rows = joined_rows(part, explain, rows_file)
         yield from (d.to_json(explain, rows_file=rows_file, rows_json=rows.get(id(d))) for d in part)
+
+
+def joined_rows(dets: list["Determination"], explain: bool = True, rows_file: str | None = None) -> dict[int, str]:
+    """The employee-months' text of each of ``dets`` whose ``to_json`` joins it in, by ``id``,
+    all made in one pass (``employee_month_jsons``)."""
+    joined = [d for d in dets if d.rows_joined(explain, rows_file=rows_file)]
+    return dict(zip(map(id, joined), employee_month_jsons([d.employee_months for d in joined])))
 
 
 def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:

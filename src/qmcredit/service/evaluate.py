@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import qmcredit
 from qmcredit import ClaimError, Problem
 
-from ..determination import employee_month_jsons
+from ..determination import joined_rows
 from ..loaders import claims_from_docs
 from . import exact_json
 from .together import Together
@@ -262,8 +262,7 @@ def _many(docs: list[Any]) -> list:
         out.append(r)
     claims = [r for r in out if not isinstance(r, Exception)]
     dets = qmcredit.decide_many(claims)
-    joined = [d for d in dets if d.rows_joined()]
-    texts = dict(zip(map(id, joined), employee_month_jsons([d.employee_months for d in joined])))
+    texts = joined_rows(dets)
     decided = iter(dets)
     return [r if isinstance(r, Exception) else (r, d := next(decided), texts.get(id(d))) for r in out]
 

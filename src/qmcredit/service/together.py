@@ -70,16 +70,18 @@ class Together:
             results = self._many([s.doc for s in group]) if len(group) > 1 else None
         except Exception:  # noqa: BLE001 - one document's failure: each decided alone below
             results = None
-        if results is not None and len(results) != len(group):
-            results = None
-        for s, r in zip(group, results or [None] * len(group)):
-            if results is None:
-                try:
-                    r = self._one(s.doc)
-                except Exception as e:  # noqa: BLE001 - handed to the filing's own thread
-                    r = e
+        if results is None or len(results) != len(group):
+            results = [self._alone(s.doc) for s in group]
+        for s, r in zip(group, results):
             if isinstance(r, Exception):
                 s.error = r
             else:
                 s.value = r
             s.done = True
+
+    def _alone(self, doc: Any):
+        """``one(doc)``, or the exception it raised (handed to the filing's own thread)."""
+        try:
+            return self._one(doc)
+        except Exception as e:  # noqa: BLE001
+            return e
