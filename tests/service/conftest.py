@@ -119,6 +119,30 @@ def live_office(office):
     thread.join(timeout=10)
 
 
+def post_at_once(base: str, requests: list[tuple[bytes, dict]]) -> list:
+    """Each (claim body, headers) posted to ``/api/v1/claims`` by its own client, all released at
+    one barrier; the answers in the requests' order."""
+    import threading
+
+    import httpx
+
+    barrier = threading.Barrier(len(requests))
+    out: list = [None] * len(requests)
+
+    def send(i: int) -> None:
+        body, headers = requests[i]
+        with httpx.Client(base_url=base, timeout=120) as client:
+            barrier.wait()
+            out[i] = client.post("/api/v1/claims", content=body, headers={"content-type": "application/json"} | headers)
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
 def variant(name: str = "01", *, ein: str | None = None, operations_began: str | None = None, address: str | None = None) -> bytes:
     """An example claim with another taxpayer id, start of operations or address (text edits only,
     so every number stays as written)."""

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from .conftest import example, variant
+from .conftest import example, post_at_once, variant
 
 
 def test_second_claim_with_another_window_is_refused(office):
@@ -45,29 +45,12 @@ def test_the_database_itself_refuses_a_second_window(office):
                               "VALUES (:tp, '2009-01-01', CURRENT_TIMESTAMP)"), {"tp": first["taxpayer_id"]})
 
 
-def _post_together(base: str, token: str, bodies: list[bytes]) -> list[httpx.Response]:
-    barrier = threading.Barrier(len(bodies))
-    out: list = [None] * len(bodies)
-
-    def send(i: int) -> None:
-        with httpx.Client(base_url=base, timeout=60, headers={"Authorization": f"Bearer {token}"}) as client:
-            barrier.wait()
-            out[i] = client.post("/api/v1/claims", content=bodies[i], headers={"content-type": "application/json"})
-
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
-
-
 def test_simultaneous_claims_with_different_windows_one_wins(live_office):
     token = live_office.office.tokens["preparer"]
     for round_ in range(4):
         ein = f"99-00000{round_}"
         bodies = [variant("01", ein=ein), variant("01", ein=ein, operations_began="2006-02-20", address="2 Rival Rd")]
-        codes = sorted(r.status_code for r in _post_together(live_office.base, token, bodies))
+        codes = sorted(r.status_code for r in post_at_once(live_office.base, [(b, {"Authorization": f"Bearer {token}"}) for b in bodies]))
         assert codes == [201, 409], codes
     claims = httpx.get(f"{live_office.base}/api/v1/claims?limit=1000", headers={"Authorization": f"Bearer {token}"}).json()
     by_ein: dict[str, set] = {}
@@ -80,7 +63,7 @@ def test_simultaneous_claims_with_different_windows_one_wins(live_office):
 def test_simultaneous_claims_for_one_new_taxpayer_and_one_window_both_stand(live_office):
     token = live_office.office.tokens["preparer"]
     bodies = [variant("01", ein="88-0000001", address=f"{i} Same Window St") for i in range(3)]
-    codes = [r.status_code for r in _post_together(live_office.base, token, bodies)]
+    codes = [r.status_code for r in post_at_once(live_office.base, [(b, {"Authorization": f"Bearer {token}"}) for b in bodies])]
     assert codes == [201, 201, 201]
     taxpayers = httpx.get(f"{live_office.base}/api/v1/taxpayers", headers={"Authorization": f"Bearer {token}"}).json()
     assert [t["ein"] for t in taxpayers] == ["88-0000001"]

@@ -5,7 +5,6 @@ answer and stores nothing. Through HTTP, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
-import threading
 from decimal import Decimal
 
 import httpx
@@ -22,7 +21,7 @@ from qmcredit.service.db import Database, alembic_config, migrate
 from qmcredit.service.models import AuditEvent, Claim, IdempotencyKey, Location, User
 from qmcredit.service.places import place_key
 
-from .conftest import UPLOAD_LIMIT, Office, example, make_office, variant
+from .conftest import UPLOAD_LIMIT, Office, example, make_office, post_at_once, variant
 
 CLAIMS = "/api/v1/claims"
 
@@ -167,29 +166,11 @@ def test_a_refusal_keeps_no_key(office):
 
 # -- simultaneous requests (uvicorn on loopback, one thread per client) -------------------------
 
-def _together(base: str, requests: list[tuple[bytes, dict]]) -> list[httpx.Response]:
-    barrier = threading.Barrier(len(requests))
-    out: list = [None] * len(requests)
-
-    def send(i: int) -> None:
-        body, headers = requests[i]
-        with httpx.Client(base_url=base, timeout=120) as client:
-            barrier.wait()
-            out[i] = client.post(CLAIMS, content=body, headers={"content-type": "application/json"} | headers)
-
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
-
-
 def test_simultaneous_filings_of_one_claim_store_it_once(live_office):
     office = live_office.office
     for round_ in range(3):
         body = variant("01", ein=f"44-00000{round_}")  # a new taxpayer each round: its first claim races too
-        answers = _together(live_office.base, [(body, office.auth("preparer"))] * 4)
+        answers = post_at_once(live_office.base, [(body, office.auth("preparer"))] * 4)
         codes = sorted(a.status_code for a in answers)
         assert codes == [201, 409, 409, 409], [a.text for a in answers]
         winner = next(a.json() for a in answers if a.status_code == 201)
@@ -203,7 +184,7 @@ def test_simultaneous_retries_with_one_key_get_one_answer(live_office):
     office = live_office.office
     for round_ in range(3):
         h = office.auth("preparer") | {"Idempotency-Key": f"race-{round_}"}
-        answers = _together(live_office.base, [(variant("01", ein=f"45-00000{round_}"), h)] * 4)
+        answers = post_at_once(live_office.base, [(variant("01", ein=f"45-00000{round_}"), h)] * 4)
         assert [a.status_code for a in answers] == [201] * 4, [a.text for a in answers]
         assert len({a.content for a in answers}) == 1
         assert sorted(a.headers.get("Idempotent-Replayed", "") for a in answers) == ["", "true", "true", "true"]
@@ -213,7 +194,7 @@ def test_simultaneous_retries_with_one_key_get_one_answer(live_office):
 def test_simultaneous_requests_with_one_key_and_two_bodies_one_wins(live_office):
     office = live_office.office
     h = office.auth("preparer") | {"Idempotency-Key": "contested"}
-    answers = _together(live_office.base, [(variant("01", ein="46-0000001"), h), (variant("01", ein="46-0000002"), h)])
+    answers = post_at_once(live_office.base, [(variant("01", ein="46-0000001"), h), (variant("01", ein="46-0000002"), h)])
     assert sorted(a.status_code for a in answers) == [201, 422], [a.text for a in answers]
     assert _count(office, Claim) == 1
 
@@ -296,9 +277,9 @@ def test_two_server_processes_store_one_claim_however_it_is_sent(database_url, t
     proc, base, token = load.start_server(database_url, str(tmp_path))
     try:
         auth = {"Authorization": f"Bearer {token}"}
-        plain = _together(base, [(variant("01", ein="47-0000001"), auth)] * 6)
+        plain = post_at_once(base, [(variant("01", ein="47-0000001"), auth)] * 6)
         assert sorted(a.status_code for a in plain) == [201] + [409] * 5, [a.text for a in plain]
-        keyed = _together(base, [(variant("01", ein="47-0000002"), auth | {"Idempotency-Key": "procs"})] * 6)
+        keyed = post_at_once(base, [(variant("01", ein="47-0000002"), auth | {"Idempotency-Key": "procs"})] * 6)
         assert [a.status_code for a in keyed] == [201] * 6 and len({a.content for a in keyed}) == 1
         stored = httpx.get(f"{base}{CLAIMS}?limit=1000", headers=auth, timeout=60).json()
         assert sorted(c["taxpayer_ein"] for c in stored if c["taxpayer_ein"].startswith("47-")) == ["47-0000001", "47-0000002"]

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import threading
 
-import httpx
 
 from qmcredit.service import evaluate as ev
 from qmcredit.service.exact_json import loads
 from qmcredit.service.together import Together
 
-from .conftest import variant
+from .conftest import post_at_once, variant
 
 CLAIMS = "/api/v1/claims"
 
@@ -83,23 +82,6 @@ def test_a_group_that_fails_is_decided_filing_by_filing_so_no_filing_fails_for_a
     assert together("e") == "E" and not together._busy and not together._waiting
 
 
-def _send_at_once(base: str, bodies: list[bytes], headers: dict) -> list[httpx.Response]:
-    barrier = threading.Barrier(len(bodies))
-    out: list = [None] * len(bodies)
-
-    def send(i: int) -> None:
-        with httpx.Client(base_url=base, timeout=120) as client:
-            barrier.wait()
-            out[i] = client.post(CLAIMS, content=bodies[i], headers={"content-type": "application/json"} | headers)
-
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
-
-
 def test_claims_filed_at_once_over_http_store_what_each_gets_alone(live_office, monkeypatch):
     office = live_office.office
     sizes: list[int] = []
@@ -109,7 +91,7 @@ def test_claims_filed_at_once_over_http_store_what_each_gets_alone(live_office, 
     bad = json.loads(variant("03", ein="47-9999999"))
     bad["employees"][0]["hours"][next(iter(bad["employees"][0]["hours"]))] = "1,60"  # two readings: refused, this claim only
     bodies.append(json.dumps(bad).encode())
-    answers = _send_at_once(live_office.base, bodies, office.auth("preparer"))
+    answers = post_at_once(live_office.base, [(body, office.auth("preparer")) for body in bodies])
     assert [a.status_code for a in answers] == [201] * 15 + [422], [a.text[:300] for a in answers]
     assert "1,60" in answers[-1].text
     for body, answer in zip(bodies, answers[:15]):
