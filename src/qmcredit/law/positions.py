@@ -120,9 +120,8 @@ def classify(rows: pl.DataFrame) -> pl.LazyFrame:
     may_be_part_time = employee & (permanent | ~pl.col("excl_temp"))
     meets_20h = may_be_part_time & (pl.col("hours") * pl.col("pt_den") >= pl.col("pt_num"))
     df = rows.lazy().with_columns(period.alias("period"), full_time.alias("full_time"), meets_20h.alias("_meets")).collect()
-    df, employee_period = _employee_periods(df)
     in_period = pl.col("period").is_not_null()
-    pt_months = pl.when(in_period).then(pl.col("_meets").cast(pl.Int32).sum().over(employee_period))
+    pt_months = pl.when(in_period).then(_per_employee_period(df, "_meets"))
     # P3: a part-time position in the period = at least three such months in it (any three).
     part_time_position = may_be_part_time & (pt_months >= pl.col("pt_months"))
     # P4 (e): equivalents = hours of part-time positions in months they are not full-time.
@@ -143,22 +142,23 @@ def classify(rows: pl.DataFrame) -> pl.LazyFrame:
     )
     return df.lazy().with_columns(
         equivalent.alias("equivalent"), counted.cast(pl.Int64).alias("counted_hours"), pt_months.alias("period_20h_months"), status.alias("status")
-    ).drop("_meets", "_run", strict=False)
+    ).drop("_meets")
 
 
 _EMPLOYEE_PERIOD = ["claim_id", "employee_id", "period"]
 
 
-def _employee_periods(df: pl.DataFrame) -> tuple[pl.DataFrame, str | list[str]]:
-    """What groups the rows of one employee in one period (P3 counts its months over them): their
-    run of rows (a column ``_run`` added to ``df``) when each employee's rows in each period come
-    together, as a payroll export lists them, employee by employee (a sum over runs needs no
-    hashing); else their keys. Rows outside the periods are not counted, and may come in any order."""
-    runs = df.select(*_EMPLOYEE_PERIOD, pl.struct(_EMPLOYEE_PERIOD).rle_id().alias("_run"))
-    starts = runs.filter((pl.col("_run") != pl.col("_run").shift(1)).fill_null(True) & pl.col("period").is_not_null())
-    together = starts.select(pl.struct(_EMPLOYEE_PERIOD).n_unique()).item() == starts.height
-    df = df.with_columns(runs.get_column("_run"))
-    return (df, "_run") if together else (df.drop("_run"), _EMPLOYEE_PERIOD)
+def _per_employee_period(df: pl.DataFrame, flag: str) -> pl.Series:
+    """Each row's count of ``flag`` over the rows of its employee in its period (P3 counts an
+    employee's months in a period). Counted run by run first (a run: consecutive rows of one
+    employee and period; a payroll export lists an employee's months together, so runs are about
+    a tenth of the rows, as cumulative sums at their ends), then over the runs of each employee and
+    period (a window over the runs, not the rows): exact in any order of rows. A null counts 0."""
+    runs = df.select(pl.struct(_EMPLOYEE_PERIOD).rle_id().alias("_run"), pl.col(flag).fill_null(False).cast(pl.Int32).cum_sum().alias("_n"),
+                     *_EMPLOYEE_PERIOD)
+    n, run = pl.col("_n"), pl.col("_run")
+    ends = runs.filter((run != run.shift(-1)).fill_null(True)).with_columns(n - n.shift(1, fill_value=0))  # one row a run: its count
+    return ends.select(n.sum().over(_EMPLOYEE_PERIOD)).to_series().gather(runs.get_column("_run"))
 
 
 def monthly(classified: pl.LazyFrame) -> pl.LazyFrame:
