@@ -353,10 +353,11 @@ def lookup(lf: pl.LazyFrame | pl.DataFrame, lean: bool = False, coded: Coded | N
     who = rows.get_column("_emp") if lean else _typed(index, tables, {"_emp"})[0]
     if lean:
         rows = rows.rename({"_emp": "employee_id"})
-    bad_values = [pl.col(c).is_in(t.get_column("_bad").arg_true().cast(pl.UInt32).implode()) for c, t in tables.items() if t.get_column("_bad").any()]
+    # a row's flag of each column looked up by its code, as bytes (a lookup costs less than hashing the code, gathering bits more)
+    bad_values = [pl.lit(t.get_column("_bad").cast(pl.UInt8)).gather(pl.col(c)) for c, t in tables.items() if t.get_column("_bad").any()]
     keys = ["claim_id", "_emp", "month_idx"] if "claim_id" in df.columns else ["_emp", "month_idx"]
     flags = pl.DataFrame([
-        index.select(pl.any_horizontal(bad_values)).to_series().alias("_bad") if bad_values
+        index.select(pl.max_horizontal(bad_values).cast(pl.Boolean)).to_series().alias("_bad") if bad_values
         else pl.repeat(False, df.height, dtype=pl.Boolean, eager=True).alias("_bad"),
         _maybe_repeated(pl.DataFrame([who if k == "_emp" else rows.get_column(k) for k in keys]), keys).alias("_again"),
     ])
