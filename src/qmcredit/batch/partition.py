@@ -232,26 +232,26 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | N
     # then puts its rows in no period and ``monthly`` leaves them out (cheaper than filtering them).
     unmeasured = pl.int_range(pl.len()).is_in(bad.get_column("claim_id").unique().implode())
     constants = constants.with_columns(pl.when(unmeasured).then(None).otherwise(pl.col("base_idx")).alias("base_idx"))
-    rows = typed.with_columns(_per_row(constants, typed.get_column("claim_id")))
-    sums = monthly(classify(rows)).collect()
+    sums = monthly(classify(_per_row(constants, typed))).collect()
     counted.append((given, sums))
     return sums, bad
 
 
-def _per_row(constants: pl.DataFrame, codes: pl.Series) -> list[pl.Series]:
-    """The ``CLAIM_COLUMNS`` of each row (``codes``: its claim's row in ``constants``). A claim
-    without a base month has no row in a period, so its other constants are never read: a column
-    with one value over the claims with a base month (the hour tests, mostly, and the options'
-    defaults) is that value, one row of it spread over all rows, not gathered row by row."""
+def _per_row(constants: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with the ``CLAIM_COLUMNS`` of each row's claim (``claim_id``: the claim's row in
+    ``constants``). A claim without a base month has no row in a period, so its other constants
+    are never read: a column with one value over the claims with a base month (the hour tests,
+    mostly, and the options' defaults) is that value as a literal, which polars keeps as one value
+    rather than a copy per row; the others are gathered row by row. One column a call: in one
+    call, polars takes two literals of equal values (3 as Int64 and as Int32) for one, with the
+    first one's type."""
     measured = constants.filter(pl.col("base_idx").is_not_null())
-    out = []
+    codes = rows.get_column("claim_id")
     for c, dtype in CLAIM_COLUMNS.items():
         values = measured.get_column(c)
         one = c != "base_idx" and values.n_unique() == 1
-        # as Series, not literals in the query: polars takes two literal columns with the same
-        # values (all null, in a partition whose claims are all invalid) for one, with the first one's type
-        out.append(pl.repeat(values[0], codes.len(), dtype=dtype, eager=True).alias(c) if one else constants.get_column(c).gather(codes))
-    return out
+        rows = rows.with_columns(pl.lit(values[0], dtype=dtype).alias(c) if one else constants.get_column(c).gather(codes))
+    return rows
 
 
 def _windows(members: dict[str, list[str]], valid: dict[str, ClaimHeader]) -> dict[str, tuple[str, str]]:
