@@ -121,9 +121,9 @@ def _claim_with_table(folder, rows: list[tuple], **options):
 
 @pytest.mark.parametrize("exclude_temporary", [False, True])
 def test_P3_months_count_per_employee_and_period_in_any_row_order(tmp_path, exclude_temporary):
-    """P3 counts an employee's months of 20 hours a week in a period over its run of rows when the
-    table lists employee by employee, else over its keys (``classify``): the same figures and
-    employee-months whichever way a table orders its rows."""
+    """P3 counts an employee's months of 20 hours a week in a period run by run of rows, then over
+    the runs of each employee and period (``classify``): the same figures and employee-months
+    whichever way a table orders its rows."""
     rng = random.Random(18)
     bases = ("permanent", "permanent", "temporary", "seasonal")
     rows = [(f"E{k}", m, rng.choice(("0", "40", "86.666666666", "86.666666667", "100", "139.99", "140", "160")), bases[k % 4])
@@ -137,3 +137,21 @@ def test_P3_months_count_per_employee_and_period_in_any_row_order(tmp_path, excl
     assert unsourced(by_employee) == unsourced(any_order)
     statuses = {r["status"] for r in by_employee.employee_month_rows()}
     assert {"full_time", "part_time_equivalent", "not_part_time"} <= statuses
+
+
+def test_P3_counts_by_runs_are_the_counts_over_each_employee_and_period():
+    """``_per_employee_period`` (counts per run, then over the runs of a key) gives what a window
+    over all rows of each (claim, employee, period) gives: rows listed employee by employee, an
+    employee's rows split into several runs, shuffled rows, null flags and rows outside periods."""
+    import polars as pl
+
+    from qmcredit.law.positions import _EMPLOYEE_PERIOD, _per_employee_period
+
+    rng = random.Random(55)
+    grouped = [(c, f"E{e}", rng.choice((0, 1, 2, None)), rng.choice((True, False, None)))
+               for c in range(3) for e in range(5) for _ in range(rng.randrange(1, 9))]
+    split = grouped[: len(grouped) // 2] + grouped[:10] + grouped[len(grouped) // 2:]  # some runs again, apart
+    for rows in (grouped, split, rng.sample(grouped, len(grouped)), []):
+        df = pl.DataFrame(rows, schema={"claim_id": pl.Int64, "employee_id": pl.Utf8, "period": pl.Int8, "_meets": pl.Boolean}, orient="row")
+        window = df.select(pl.col("_meets").cast(pl.Int32).sum().over(_EMPLOYEE_PERIOD)).to_series()
+        assert _per_employee_period(df, "_meets").to_list() == window.to_list()
