@@ -242,9 +242,9 @@ def _per_row(constants: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     ``constants``). A claim without a base month has no row in a period, so its other constants
     are never read: a column with one value over the claims with a base month (the hour tests,
     mostly, and the options' defaults) is that value as a literal, which polars keeps as one value
-    rather than a copy per row; the others are gathered row by row. One column a call: in one
-    call, polars takes two literals of equal values (3 as Int64 and as Int32) for one, with the
-    first one's type."""
+    rather than a copy per row; the others are gathered row by row. One column a call, not side by
+    side in one query: there, polars has taken two literal columns with the same values (all null)
+    for one, with the first one's type."""
     measured = constants.filter(pl.col("base_idx").is_not_null())
     codes = rows.get_column("claim_id")
     for c, dtype in CLAIM_COLUMNS.items():

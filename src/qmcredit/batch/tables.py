@@ -235,18 +235,16 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
         table = file.read_row_groups(groups, columns=columns, use_threads=True).slice(skip, count)
     line = first_line(path) + first
     table = table.unify_dictionaries()
-    text_column = lambda c: table.column(named[c])  # noqa: E731
+    arrow = {c: table.column(named[c]) for c in wanted}
     # Arrow tables converted whole: a polars Series made of an Arrow array imports pyarrow.compute
     # (0.03 s a process).
-    read = pl.from_arrow(pa.table(
-        {c: text_column(c) for c in wanted if c not in text}
-        | {c: pa.chunked_array([chunk.indices for chunk in text_column(c).chunks], type=text_column(c).type.index_type) for c in text}))
+    read = pl.from_arrow(pa.table({c: arrow[c] for c in wanted if c not in text}
+                                  | {c: pa.chunked_array([chunk.indices for chunk in arrow[c].chunks], type=arrow[c].type.index_type) for c in text}))
     frame = pl.DataFrame([pl.int_range(line, line + table.num_rows, dtype=pl.UInt32, eager=True).alias("_line")]).with_columns(
         read.get_column(c).cast(pl.Utf8) for c in wanted if c not in text)
     coded: Coded = {}
     for c in text:  # codes are never negative
-        column = text_column(c)
-        values = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
+        values = arrow[c].chunks[0].dictionary if arrow[c].num_chunks else pa.array([], pa.string())
         coded[c] = (read.get_column(c).reinterpret(signed=False), pl.from_arrow(pa.table({c: values})).get_column(c).cast(pl.Utf8))
     return frame, coded
 

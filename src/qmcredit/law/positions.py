@@ -152,7 +152,7 @@ def _per_employee_period(df: pl.DataFrame, flag: str) -> pl.Series:
     """Each row's count of ``flag`` over the rows of its employee in its period (P3 counts an
     employee's months in a period). Counted run by run first (a run: consecutive rows of one
     employee and period; a payroll export lists an employee's months together, so runs are about
-    a tenth of the rows, as cumulative sums at their ends), then over the runs of each employee and
+    a seventh of the rows, as cumulative sums at their ends), then over the runs of each employee and
     period (a window over the runs, not the rows): exact in any order of rows. A null counts 0."""
     runs = df.select(pl.struct(_EMPLOYEE_PERIOD).rle_id().alias("_run"), pl.col(flag).fill_null(False).cast(pl.Int32).cum_sum().alias("_n"),
                      *_EMPLOYEE_PERIOD)
