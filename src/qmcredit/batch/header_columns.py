@@ -116,11 +116,11 @@ def _readings(column: pl.Series, parse: Callable[[str], Any]) -> dict[str, Any]:
 
 def _read(frame: pl.DataFrame, column: str, parse: Callable[[str], Any] | None = None, required: bool = False) -> tuple[pl.Expr, dict | None]:
     """A column's plain test (``parse`` per distinct text, or bare text without it) and its
-    readings."""
+    readings; ``frame``'s blank cells are null (``_given``)."""
     c = pl.col(column)
     readings = _readings(frame.get_column(column), parse) if parse else None
     plain = c.is_in(pl.Series(list(readings), dtype=pl.Utf8).implode()) if parse else _bare(c)
-    return (plain if required else _blank(c) | plain), readings
+    return (plain if required else c.is_null() | plain), readings
 
 
 def _given(frame: pl.DataFrame, columns) -> pl.DataFrame:
@@ -171,8 +171,8 @@ def _period_cells(periods: pl.DataFrame | None, wanted: pl.Series) -> tuple[_Per
     flags = {f: _read(table, f, _flag) for f in _FLAGS}
     plain = pl.all_horizontal(
         days[0], days_end[0], pl.col("liability").str.contains(PLAIN_MONEY.pattern).fill_null(False),
-        *(_blank(pl.col(f)) | pl.col(f).str.contains(PLAIN_MONEY.pattern) for f in _MONEY_FIELDS[1:]),
-        *(test for test, _ in flags.values()), _blank(pl.col("other_credits")) | pl.col("other_credits").str.contains(PLAIN_CREDITS),
+        *(pl.col(f).is_null() | pl.col(f).str.contains(PLAIN_MONEY.pattern) for f in _MONEY_FIELDS[1:]),
+        *(test for test, _ in flags.values()), pl.col("other_credits").is_null() | pl.col("other_credits").str.contains(PLAIN_CREDITS),
     ).fill_null(False)
     shape = pl.sum_horizontal(pl.col(f).is_not_null().cast(pl.Int32) * (1 << k) for k, f in enumerate(_OPTIONAL))
     table = table.with_columns(plain.alias("_plain"), shape.alias("_shape"))
