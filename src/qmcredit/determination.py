@@ -142,14 +142,17 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
     a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null."""
     pte = pl.col("status") == "part_time_equivalent"
-    df = classified.sort("claim_id", "employee_id", "month_idx").with_columns(
-        pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
+    keys = ("claim_id", "employee_id", "month_idx")
+    df = classified if _sorted_by(classified, keys) else classified.sort(*keys)  # claims' rows come sorted as read: no sort to pay
     # payrolls repeat a few hour values: each distinct one written once
     hours = df.select(pl.concat([pl.col("hours"), pl.col("counted_hours")]).unique()).to_series()
     texts = hours.to_frame().select(hours_text_expr(pl.col("hours"))).to_series()
-    quotients = df.filter(pte).select("_num", "_den").unique()
-    quotients = quotients.with_columns(exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
-    return df.join(quotients, on=["_num", "_den"], how="left", maintain_order="left", nulls_equal=False).select(
+    # and a few equivalents (P4: counted hours x ft_den / ft_num): each distinct one written once, joined on whole numbers
+    ratio = ["counted_hours", "ft_num", "ft_den"]
+    quotients = df.filter(pte).select(ratio).unique().with_columns(
+        (pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
+    quotients = quotients.select(*ratio, pl.lit(True).alias("_pte"), exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
+    return df.with_columns(pte.alias("_pte")).join(quotients, on=[*ratio, "_pte"], how="left", maintain_order="left").select(
         "claim_id", "employee_id", "month",
         pl.col("period").replace_strict(dict(enumerate(PERIOD_NAMES)), default=None, return_dtype=pl.Utf8),
         pl.col("hours").replace_strict(hours, texts, return_dtype=pl.Utf8), "status",
@@ -157,6 +160,15 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
         pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(pl.col("counted_hours").replace_strict(hours, texts, return_dtype=pl.Utf8))
         .alias("counted_hours"),
     )
+
+
+def _sorted_by(df: pl.DataFrame, keys: tuple[str, ...]) -> bool:
+    """Whether the rows of ``df`` are in the order of ``keys`` (each row at or after the one
+    before it; a null anywhere: not known to be)."""
+    after = pl.col(keys[-1]) >= pl.col(keys[-1]).shift()
+    for k in reversed(keys[:-1]):
+        after = (pl.col(k) > pl.col(k).shift()) | ((pl.col(k) == pl.col(k).shift()) & after)
+    return bool(df.select(after.slice(1).fill_null(False).all()).item())
 
 
 _month_text = functools.cache(month_text)  # a claim's 36 months, shared by the claims of a run
