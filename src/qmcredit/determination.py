@@ -95,16 +95,20 @@ def _row_json(escape: bool) -> pl.Expr:
     """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it: the id and
     source as JSON strings (``escape``: escaped, needed only when one holds a character of
     ``_ESCAPED``; else quoted as they are), the other columns digits, dates and fixed words,
-    written as they are."""
-    quoted = lambda c: (pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+    written as they are. Adjacent fixed texts are one literal (each piece costs a pass a row)."""
+    quoted = lambda c: ('"', pl.col(c), '"')  # noqa: E731
     string = lambda c: (_json_string(c),) if escape else quoted(c)  # noqa: E731
     optional = lambda c: pl.concat_str(pl.lit(f', "{c}": "'), pl.col(c), pl.lit('"')).fill_null("")  # noqa: E731
-    return pl.concat_str(
-        pl.lit('{"employee_id": '), *string("employee_id"), pl.lit(', "month": '), *quoted("month"),
-        pl.lit(', "period": '), pl.concat_str(*quoted("period")).fill_null("null"), pl.lit(', "hours": '), *quoted("hours"),
-        pl.lit(', "status": '), *quoted("status"), pl.lit(', "rule": '), *quoted("rule"), pl.lit(', "source": '), *string("source"),
-        optional("equivalents"), optional("counted_hours"), pl.lit("}"),
-    ).alias("_json")
+    pieces: list[str | pl.Expr] = []
+    for p in ('{"employee_id": ', *string("employee_id"), ', "month": ', *quoted("month"),
+              ', "period": ', pl.format('"{}"', pl.col("period")).fill_null("null"), ', "hours": ', *quoted("hours"),
+              ', "status": ', *quoted("status"), ', "rule": ', *quoted("rule"), ', "source": ', *string("source"),
+              optional("equivalents"), optional("counted_hours"), "}"):
+        if isinstance(p, str) and pieces and isinstance(pieces[-1], str):
+            pieces[-1] += p
+        else:
+            pieces.append(p)
+    return pl.concat_str(*(pl.lit(p) if isinstance(p, str) else p for p in pieces)).alias("_json")
 
 
 def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
