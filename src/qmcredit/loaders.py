@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from itertools import accumulate, chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from pydantic import ValidationError
@@ -19,11 +19,15 @@ from pydantic import ValidationError
 from .claim import Claim, ClaimHeader, Employee, problems_from_validation, validate_header
 from .imports import Settings, people as P
 from .imports.mapping import Mapping
-from .imports.periods import monthly as pay_period_months
-from .imports.table import Imported, import_table, is_canonical
 from .jsontext import parse_json
 from .payroll import RAW_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
+
+if TYPE_CHECKING:
+    from .imports.table import Imported
+
+# The export readers (``imports.table``, ``imports.periods``) are imported by the paths that read a
+# table: a claim with embedded employees, the common one, starts without them (tests/test_start_up.py).
 
 TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
@@ -32,6 +36,8 @@ KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_intere
 def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
     """A CSV or Parquet table whose header is already the payroll table's, read as before (the
     batch's and large tables' speed); None for any other table (``imports`` reads it)."""
+    from .imports.table import is_canonical
+
     if kind == "csv":
         first = data[:4096].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
         if not is_canonical(next(csv.reader([first]), [])):
@@ -62,6 +68,8 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
     column naming each row as a person finds it (CSV line, spreadsheet row, Parquet row), how it
     was read, and the problems of its columns and rows (not raised). ``roster``: a table of
     employees (only an employee id is required)."""
+    from .imports.table import Imported, import_table
+
     if isinstance(data, (str, Path)):
         path = Path(data)
         name = path.name
@@ -306,6 +314,8 @@ def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.Data
     if "period_start" in raw.columns or "period_end" in raw.columns:
         if "month" in raw.columns:
             found.append(Problem("payroll", "give each row's month or its pay period (period_start, period_end), not both (docs/format.md)"))
+        from .imports.periods import monthly as pay_period_months
+
         how = header.options.pay_period_allocation if header is not None else "weekdays"
         raw, problems = pay_period_months(raw.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in ("period_start", "period_end") if c not in raw.columns), how)
         found += problems
