@@ -126,3 +126,12 @@ def test_each_claims_rows_are_the_slices_or_the_partition_of_the_table():
         expected = table.select("claim_id", *KEEP).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
         got = _by_claim(table)
         assert list(got) == list(expected) and all(got[k].equals(expected[k]) for k in expected)
+
+
+def test_a_month_with_a_space_is_found_as_the_pattern_finds_it():
+    """``_has_space`` (ASCII text by a bytes translation) finds exactly what ``\\s`` finds, in every
+    ASCII character and in text beyond ASCII (a no-break space, an em space)."""
+    from qmcredit.loaders import _SPACE, _has_space
+
+    for text in [f"2004-0{chr(c)}5" for c in range(128)] + ["2004-05\u00a0", "2004\u2003-05", "é2004-05", "2004-05", ""]:
+        assert _has_space(text) == (_SPACE.search(text) is not None), repr(text)

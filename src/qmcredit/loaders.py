@@ -103,6 +103,16 @@ _EMPLOYEE_FIELDS = frozenset(Employee.model_fields)
 _RELATIONS = frozenset(("spouse", "dependant", "ancestor", "descendant"))
 _BASES = frozenset(("permanent", "temporary", "seasonal"))
 _SPACE = re.compile(r"\s")
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())  # what ``_SPACE`` finds in ASCII text
+
+
+def _has_space(text: str) -> bool:
+    """Whether ``text`` holds a character ``\\s`` matches: ASCII text (months, the common case) by
+    one bytes translation in C, several times faster than the pattern's scan; other text by it."""
+    if text.isascii():
+        data = text.encode("ascii")
+        return len(data.translate(None, _ASCII_SPACE)) != len(data)
+    return _SPACE.search(text) is not None
 
 
 def _plain(raw: Any) -> tuple[str, bool, str | None, str, dict] | None:
@@ -133,7 +143,7 @@ def _plain(raw: Any) -> tuple[str, bool, str | None, str, dict] | None:
     elif type(hours) is not dict:
         return None
     try:
-        if _SPACE.search("".join(hours)):  # a month written with spaces is stripped by ``Employee``
+        if _has_space("".join(hours)):  # a month written with spaces is stripped by ``Employee``
             return None
     except TypeError:  # a key that is not text
         return None
@@ -177,7 +187,7 @@ def _all_plain(employees: list, at: str) -> dict[str, list] | None:
     hours = [h or {} for h in hours]
     months, values = list(chain.from_iterable(hours)), list(chain.from_iterable(map(dict.values, hours)))
     try:
-        if _SPACE.search("".join(months)):
+        if _has_space("".join(months)):
             return None
         "".join(values)  # every hour text (else ``_hours_text`` converts them)
     except TypeError:
