@@ -32,3 +32,25 @@ def test_B1_compute_json_text_is_the_dumped_determination(tmp_path):
         det = decide_many([load_claim(path)])[0]
         assert line == json.dumps(det.to_dict(), ensure_ascii=False), path.name
         assert line == json.dumps(json.loads(line), ensure_ascii=False)
+
+
+def test_B1_employee_months_in_any_order_make_the_one_sorted_table():
+    """``employee_month_table``: rows already by claim, employee and month are not sorted again
+    (``_sorted_by``); rows in any other order are, and both give the same table."""
+    import polars as pl
+
+    from qmcredit.core import prepare, with_claim_columns
+    from qmcredit.determination import _sorted_by, employee_month_table
+    from qmcredit.law.positions import classify
+
+    claims = [load_claim(p) for p in sorted(EXAMPLES.glob("0[1-5]-*.claim.json"))]
+    preps = [prepare(c.header, c.source) for c in claims]
+    classified = classify(with_claim_columns([c.payroll for c in claims], [p.constants.columns for p in preps])).collect()
+    keys = ("claim_id", "employee_id", "month_idx")
+    ordered = classified.sort(*keys)
+    assert _sorted_by(ordered, keys) and not _sorted_by(ordered.reverse(), keys)
+    assert not _sorted_by(ordered.with_columns(pl.lit(None, dtype=pl.Utf8).alias("employee_id")), keys)
+    expected = employee_month_table(ordered)
+    assert expected.select(pl.col("equivalents").is_not_null().any()).item()
+    for rows in (ordered.reverse(), ordered.sample(fraction=1.0, shuffle=True, seed=313)):
+        assert employee_month_table(rows).equals(expected)

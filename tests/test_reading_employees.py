@@ -112,3 +112,26 @@ def test_employees_read_at_once_read_as_one_by_one(employees, at):
         doc["employees"] = employees
         claim = qmcredit.claim_from_json(json.dumps(doc, default=str))
         assert claim.payroll.height == sum(len(e.get("hours") or {}) for e in employees)
+
+
+def test_each_claims_rows_are_the_slices_or_the_partition_of_the_table():
+    """``_by_claim``: the rows of a table made claim by claim are cut into slices; a table in any
+    other order is partitioned; both give each claim its rows, in order, with the ``KEEP`` columns."""
+    import polars as pl
+
+    from qmcredit.loaders import KEEP, _by_claim
+
+    rows = pl.DataFrame({"claim_id": [0, 0, 2, 2, 2, 5], **{c: [f"{c}{i}" for i in range(6)] for c in KEEP}})
+    for table in (rows, rows.reverse(), rows[[2, 0, 3, 1, 4, 5]]):
+        expected = table.select("claim_id", *KEEP).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+        got = _by_claim(table)
+        assert list(got) == list(expected) and all(got[k].equals(expected[k]) for k in expected)
+
+
+def test_a_month_with_a_space_is_found_as_the_pattern_finds_it():
+    """``_has_space`` (ASCII text by a bytes translation) finds exactly what ``\\s`` finds, in every
+    ASCII character and in text beyond ASCII (a no-break space, an em space)."""
+    from qmcredit.loaders import _SPACE, _has_space
+
+    for text in [f"2004-0{chr(c)}5" for c in range(128)] + ["2004-05\u00a0", "2004\u2003-05", "é2004-05", "2004-05", ""]:
+        assert _has_space(text) == (_SPACE.search(text) is not None), repr(text)

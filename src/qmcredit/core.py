@@ -111,8 +111,9 @@ def cached_constants(header: ClaimHeader, cache: dict, params: ParameterSet | No
 def with_claim_columns(payrolls: Sequence[pl.DataFrame], cols: Sequence[dict]) -> pl.DataFrame:
     """The payrolls of many claims as one table, each row with its claim's code (``claim_id``, its
     place in ``payrolls``) and constants (``cols``, the ``CLAIM_COLUMNS``): gathered from a table
-    of one row per claim, not built claim by claim."""
-    codes = pl.Series("claim_id", [i for i, df in enumerate(payrolls) for _ in range(df.height)], dtype=pl.Int64)
+    of one row per claim, not built claim by claim (nor the codes a row at a time)."""
+    heights = pl.Series([df.height for df in payrolls], dtype=pl.Int64)
+    codes = pl.int_range(len(payrolls), dtype=pl.Int64, eager=True).repeat_by(heights).explode(empty_as_null=False).alias("claim_id")
     constants = pl.DataFrame([pl.Series(k, [c[k] for c in cols], dtype=t) for k, t in CLAIM_COLUMNS.items()])
     return pl.concat(payrolls, how="vertical").hstack([codes, *constants[codes].get_columns()])
 

@@ -95,16 +95,20 @@ def _row_json(escape: bool) -> pl.Expr:
     """Each employee-month's ``employee_month_rows`` entry as ``json.dumps`` writes it: the id and
     source as JSON strings (``escape``: escaped, needed only when one holds a character of
     ``_ESCAPED``; else quoted as they are), the other columns digits, dates and fixed words,
-    written as they are."""
-    quoted = lambda c: (pl.lit('"'), pl.col(c), pl.lit('"'))  # noqa: E731
+    written as they are. Adjacent fixed texts are one literal (each piece costs a pass a row)."""
+    quoted = lambda c: ('"', pl.col(c), '"')  # noqa: E731
     string = lambda c: (_json_string(c),) if escape else quoted(c)  # noqa: E731
     optional = lambda c: pl.concat_str(pl.lit(f', "{c}": "'), pl.col(c), pl.lit('"')).fill_null("")  # noqa: E731
-    return pl.concat_str(
-        pl.lit('{"employee_id": '), *string("employee_id"), pl.lit(', "month": '), *quoted("month"),
-        pl.lit(', "period": '), pl.concat_str(*quoted("period")).fill_null("null"), pl.lit(', "hours": '), *quoted("hours"),
-        pl.lit(', "status": '), *quoted("status"), pl.lit(', "rule": '), *quoted("rule"), pl.lit(', "source": '), *string("source"),
-        optional("equivalents"), optional("counted_hours"), pl.lit("}"),
-    ).alias("_json")
+    pieces: list[str | pl.Expr] = []
+    for p in ('{"employee_id": ', *string("employee_id"), ', "month": ', *quoted("month"),
+              ', "period": ', pl.format('"{}"', pl.col("period")).fill_null("null"), ', "hours": ', *quoted("hours"),
+              ', "status": ', *quoted("status"), ', "rule": ', *quoted("rule"), ', "source": ', *string("source"),
+              optional("equivalents"), optional("counted_hours"), "}"):
+        if isinstance(p, str) and pieces and isinstance(pieces[-1], str):
+            pieces[-1] += p
+        else:
+            pieces.append(p)
+    return pl.concat_str(*(pl.lit(p) if isinstance(p, str) else p for p in pieces)).alias("_json")
 
 
 def employee_month_jsons(tables: list[pl.DataFrame]) -> list[str]:
@@ -142,14 +146,17 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     as exact text; ``equivalents`` (counted hours / full-time hours, ``exact_decimal``) only for
     a part-time equivalent, ``counted_hours`` only when P4a capped its hours, else null."""
     pte = pl.col("status") == "part_time_equivalent"
-    df = classified.sort("claim_id", "employee_id", "month_idx").with_columns(
-        pl.when(pte).then(pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
+    keys = ("claim_id", "employee_id", "month_idx")
+    df = classified if _sorted_by(classified, keys) else classified.sort(*keys)  # claims' rows come sorted as read: no sort to pay
     # payrolls repeat a few hour values: each distinct one written once
     hours = df.select(pl.concat([pl.col("hours"), pl.col("counted_hours")]).unique()).to_series()
     texts = hours.to_frame().select(hours_text_expr(pl.col("hours"))).to_series()
-    quotients = df.filter(pte).select("_num", "_den").unique()
-    quotients = quotients.with_columns(exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
-    return df.join(quotients, on=["_num", "_den"], how="left", maintain_order="left", nulls_equal=False).select(
+    # and a few equivalents (P4: counted hours x ft_den / ft_num): each distinct one written once, joined on whole numbers
+    ratio = ["counted_hours", "ft_num", "ft_den"]
+    quotients = df.filter(pte).select(ratio).unique().with_columns(
+        (pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
+    quotients = quotients.select(*ratio, pl.lit(True).alias("_pte"), exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
+    return df.with_columns(pte.alias("_pte")).join(quotients, on=[*ratio, "_pte"], how="left", maintain_order="left").select(
         "claim_id", "employee_id", "month",
         pl.col("period").replace_strict(dict(enumerate(PERIOD_NAMES)), default=None, return_dtype=pl.Utf8),
         pl.col("hours").replace_strict(hours, texts, return_dtype=pl.Utf8), "status",
@@ -157,6 +164,15 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
         pl.when(pte & (pl.col("counted_hours") != pl.col("hours"))).then(pl.col("counted_hours").replace_strict(hours, texts, return_dtype=pl.Utf8))
         .alias("counted_hours"),
     )
+
+
+def _sorted_by(df: pl.DataFrame, keys: tuple[str, ...]) -> bool:
+    """Whether the rows of ``df`` are in the order of ``keys`` (each row at or after the one
+    before it; a null anywhere: not known to be)."""
+    after = pl.col(keys[-1]) >= pl.col(keys[-1]).shift()
+    for k in reversed(keys[:-1]):
+        after = (pl.col(k) > pl.col(k).shift()) | ((pl.col(k) == pl.col(k).shift()) & after)
+    return bool(df.select(after.slice(1).fill_null(False).all()).item())
 
 
 _month_text = functools.cache(month_text)  # a claim's 36 months, shared by the claims of a run

@@ -9,9 +9,9 @@ import io
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from itertools import chain
+from itertools import accumulate, chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from pydantic import ValidationError
@@ -19,11 +19,15 @@ from pydantic import ValidationError
 from .claim import Claim, ClaimHeader, Employee, problems_from_validation, validate_header
 from .imports import Settings, people as P
 from .imports.mapping import Mapping
-from .imports.periods import monthly as pay_period_months
-from .imports.table import Imported, import_table, is_canonical
 from .jsontext import parse_json
 from .payroll import RAW_COLUMNS, first_unknown_month, normalize
 from .problems import ClaimError, Problem
+
+if TYPE_CHECKING:
+    from .imports.table import Imported
+
+# The export readers (``imports.table``, ``imports.periods``) are imported by the paths that read a
+# table: a claim with embedded employees, the common one, starts without them (tests/test_start_up.py).
 
 TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
@@ -32,6 +36,8 @@ KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_intere
 def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
     """A CSV or Parquet table whose header is already the payroll table's, read as before (the
     batch's and large tables' speed); None for any other table (``imports`` reads it)."""
+    from .imports.table import is_canonical
+
     if kind == "csv":
         first = data[:4096].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
         if not is_canonical(next(csv.reader([first]), [])):
@@ -62,6 +68,8 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
     column naming each row as a person finds it (CSV line, spreadsheet row, Parquet row), how it
     was read, and the problems of its columns and rows (not raised). ``roster``: a table of
     employees (only an employee id is required)."""
+    from .imports.table import Imported, import_table
+
     if isinstance(data, (str, Path)):
         path = Path(data)
         name = path.name
@@ -95,6 +103,16 @@ _EMPLOYEE_FIELDS = frozenset(Employee.model_fields)
 _RELATIONS = frozenset(("spouse", "dependant", "ancestor", "descendant"))
 _BASES = frozenset(("permanent", "temporary", "seasonal"))
 _SPACE = re.compile(r"\s")
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())  # what ``_SPACE`` finds in ASCII text
+
+
+def _has_space(text: str) -> bool:
+    """Whether ``text`` holds a character ``\\s`` matches: ASCII text (months, the common case) by
+    one bytes translation in C, several times faster than the pattern's scan; other text by it."""
+    if text.isascii():
+        data = text.encode("ascii")
+        return len(data.translate(None, _ASCII_SPACE)) != len(data)
+    return _SPACE.search(text) is not None
 
 
 def _plain(raw: Any) -> tuple[str, bool, str | None, str, dict] | None:
@@ -125,7 +143,7 @@ def _plain(raw: Any) -> tuple[str, bool, str | None, str, dict] | None:
     elif type(hours) is not dict:
         return None
     try:
-        if _SPACE.search("".join(hours)):  # a month written with spaces is stripped by ``Employee``
+        if _has_space("".join(hours)):  # a month written with spaces is stripped by ``Employee``
             return None
     except TypeError:  # a key that is not text
         return None
@@ -169,7 +187,7 @@ def _all_plain(employees: list, at: str) -> dict[str, list] | None:
     hours = [h or {} for h in hours]
     months, values = list(chain.from_iterable(hours)), list(chain.from_iterable(map(dict.values, hours)))
     try:
-        if _SPACE.search("".join(months)):
+        if _has_space("".join(months)):
             return None
         "".join(values)  # every hour text (else ``_hours_text`` converts them)
     except TypeError:
@@ -306,6 +324,8 @@ def _payroll_rows(raw: pl.DataFrame, header: ClaimHeader | None, roster: pl.Data
     if "period_start" in raw.columns or "period_end" in raw.columns:
         if "month" in raw.columns:
             found.append(Problem("payroll", "give each row's month or its pay period (period_start, period_end), not both (docs/format.md)"))
+        from .imports.periods import monthly as pay_period_months
+
         how = header.options.pay_period_allocation if header is not None else "weekdays"
         raw, problems = pay_period_months(raw.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in ("period_start", "period_end") if c not in raw.columns), how)
         found += problems
@@ -419,7 +439,7 @@ def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
     row_problems: dict[int, list[Problem]] = {}
     for cid, source, message in bad.select("claim_id", "source", "problem").iter_rows():
         row_problems.setdefault(cid, []).append(Problem(source, message))
-    good = table.select("claim_id", *KEEP).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    good = _by_claim(table)
     out: list[Claim | ClaimError] = []
     for i, p in enumerate(parsed):
         found = p.found + row_problems.get(i, [])
@@ -429,6 +449,19 @@ def _finish(parsed: list[_Parsed]) -> list[Claim | ClaimError]:
             rows = good.get((i,))
             out.append(Claim(p.header, rows if rows is not None else table.select(KEEP).clear(), p.source, p.people, location_id=p.location_id))
     return _claims(parsed, out)
+
+
+def _by_claim(table: pl.DataFrame) -> dict[tuple[int], pl.DataFrame]:
+    """The ``KEEP`` columns of each claim's rows of ``table``, by ``(claim_id,)``: slices of the
+    one table when its rows come claim by claim, in order (as ``_finish`` makes it: a slice
+    shares the table's memory, a partition copies every row)."""
+    ids = table.get_column("claim_id")
+    rows = table.select(KEEP)
+    if not ids.is_sorted():
+        return rows.with_columns(ids).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    runs = ids.rle()
+    starts = accumulate(runs.struct.field("len").to_list(), initial=0)
+    return {(cid,): rows.slice(start, n) for cid, n, start in zip(runs.struct.field("value").to_list(), runs.struct.field("len").to_list(), starts)}
 
 
 def _claims(parsed: list[_Parsed], results: list[Claim | ClaimError]) -> list[Claim | ClaimError]:
