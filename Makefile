@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+# the package's bytecode, once: where PYTHONDONTWRITEBYTECODE is set, every command would compile it again
+	$(BIN)/python -m compileall -q src >/dev/null
 	touch $(STAMP)
 
 venv: $(STAMP)
