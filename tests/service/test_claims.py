@@ -157,3 +157,19 @@ def _xlsx(rows: list[dict], path) -> bytes:
         ws.append(list(row.values()))
     wb.save(path)
     return path.read_bytes()
+
+
+@pytest.mark.parametrize("submit", [False, True])
+def test_the_filings_answer_is_the_claim_as_stored(office, submit):
+    """A filing writes its rows without the ORM's unit of work (``claims._insert``): its answer,
+    made from the rows as written, is what reading the stored claim gives, defaults included."""
+    r = office.client.post(f"/api/v1/claims?explain=true&submit={str(submit).lower()}", content=example("01"),
+                           headers={**office.auth("preparer"), "content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    filed = r.json()
+    stored = office.client.get(f"/api/v1/claims/{filed['id']}?explain=true", headers=office.auth("preparer"))
+    assert stored.status_code == 200, stored.text
+    assert filed == stored.json()
+    assert filed["state"] == ("submitted" if submit else "draft") and filed["revision"] == 1
+    taxpayer = office.client.get(f"/api/v1/taxpayers/{filed['taxpayer_id']}", headers=office.auth("preparer")).json()
+    assert taxpayer["ein"] == filed["taxpayer_ein"]

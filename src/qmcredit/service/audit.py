@@ -70,7 +70,7 @@ def _write_events(session: Session) -> None:
     kept = session.info.get("audit_chain")
     if kept is not None and kept["transaction"] is session.get_transaction() and kept["events"]:
         events, kept["events"] = kept["events"], []
-        session.execute(insert(AuditEvent), events)
+        session.connection().execute(insert(AuditEvent.__table__), events)  # Core: events are never changed
 
 
 def first_break(events: Iterable[AuditEvent]) -> tuple[int, str] | None:

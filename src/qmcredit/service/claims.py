@@ -8,9 +8,9 @@ import hashlib
 import json
 from datetime import date
 from decimal import Decimal
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.orm import Session
 
 from . import exact_json, ledger, places, taxreturn, workflow
@@ -32,6 +32,28 @@ def snapshot(claim: Claim, result: dict | None = None) -> dict:
     return out
 
 
+R = TypeVar("R")
+
+
+def _insert(session: Session, row: R) -> R:
+    """``session.add(row); session.flush()`` for a new row whose id the next row needs: what is
+    pending is flushed first, as then, but the row is written by one INSERT of its own, without a
+    unit of work (a filing writes five such rows; the flushes were a third of its database time).
+    ``row`` gets its id and the values written, defaults included, and stays outside the session:
+    it is read, not changed (a change to it is not written)."""
+    session.flush()
+    values = {}
+    for column in row.__table__.columns:
+        if column.key not in row.__dict__ and column.default is not None:
+            setattr(row, column.key, column.default.arg(None) if column.default.is_callable else column.default.arg)
+        if column.key in row.__dict__:
+            values[column.key] = row.__dict__[column.key]
+    result = session.connection().execute(insert(row.__table__), values)
+    for column, key in zip(row.__table__.primary_key.columns, result.inserted_primary_key):
+        setattr(row, column.key, key)
+    return row
+
+
 _TAXPAYER = select(Taxpayer).where(Taxpayer.ein == bindparam("ein")).with_for_update()  # built once: every filing reads it
 
 
@@ -42,9 +64,7 @@ def _taxpayer(session: Session, who: Principal, ev: Evaluation) -> tuple[Taxpaye
     if tp is None:
         if who.role != "preparer":
             raise forbidden("only a preparer files a claim for a new taxpayer")
-        tp = Taxpayer(ein=t.id, name=t.name, tax=t.tax, preparer_id=who.id)
-        session.add(tp)
-        session.flush()
+        tp = _insert(session, Taxpayer(ein=t.id, name=t.name, tax=t.tax, preparer_id=who.id))
         record(session, who, "taxpayer.create", "taxpayer", tp.id, None, {"ein": tp.ein, "name": tp.name, "tax": tp.tax})
         return tp, True
     if who.role == "preparer" and tp.preparer_id != who.id:
@@ -67,10 +87,8 @@ def _location(session: Session, who: Principal, tp: Taxpayer, ev: Evaluation, fr
     row = None if fresh else session.execute(
         select(Location).where(Location.taxpayer_id == tp.id, Location.place_key == key)).scalar_one_or_none()
     if row is None:
-        row = Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address, place_key=key,
-                       operations_began=loc.operations_began, operations_source=loc.operations_source)
-        session.add(row)
-        session.flush()
+        row = _insert(session, Location(taxpayer_id=tp.id, municipality=loc.municipality, address=loc.address, place_key=key,
+                                        operations_began=loc.operations_began, operations_source=loc.operations_source))
         record(session, who, "location.create", "location", row.id, None,
                {"taxpayer_id": tp.id, "municipality": row.municipality, "address": row.address})
     return row
@@ -88,8 +106,7 @@ def _claim_window(session: Session, who: Principal, tp: Taxpayer, start: date | 
         return
     window = None if fresh else session.get(CreditWindow, tp.id, with_for_update=True)
     if window is None:
-        session.add(CreditWindow(taxpayer_id=tp.id, year_one_start=start))
-        session.flush()  # a concurrent first claim for this taxpayer fails here; the retry sees its window
+        _insert(session, CreditWindow(taxpayer_id=tp.id, year_one_start=start))  # a concurrent first claim fails here; the retry sees it
         record(session, who, "credit_window.take", "taxpayer", tp.id, None, {"year_one_start": start.isoformat()})
     elif window.year_one_start != start:
         others = session.execute(select(func.count()).select_from(Claim).where(
@@ -182,10 +199,9 @@ def last_mapping(session: Session, who: Principal, ein: str) -> str:
 def _revision(session: Session, who: Principal, claim: Claim, share: taxreturn.Share, reason: str, payroll_id: int | None) -> Revision:
     if share.rewritten:
         reason += f" (with the return's {' and '.join(share.rewritten)}: RULES.md L6, one return for the taxpayer's locations)"
-    rev = Revision(claim_id=claim.id, number=claim.revision, document=share.evaluation.document, payroll_document_id=payroll_id,
-                   determination=share.determination_json, reason=reason, author_id=who.id)
-    session.add(rev)
-    session.flush()
+    rev = _insert(session, Revision(claim_id=claim.id, number=claim.revision, document=share.evaluation.document,
+                                    payroll_document_id=payroll_id, determination=share.determination_json, reason=reason,
+                                    author_id=who.id))
     ledger.store(session, claim, rev, share.result)
     return rev
 
@@ -262,10 +278,8 @@ def file(session: Session, who: Principal, ev: Evaluation, submit: bool) -> File
     if not fresh:
         _refuse_second_filing(session, tp, loc, start)
     _claim_window(session, who, tp, start, fresh=fresh)
-    claim = Claim(taxpayer_id=tp.id, location_id=loc.id, year_one_start=start,
-                  state="submitted" if submit else "draft", revision=1, created_by=who.id)
-    session.add(claim)
-    session.flush()
+    claim = _insert(session, Claim(taxpayer_id=tp.id, location_id=loc.id, year_one_start=start,
+                                   state="submitted" if submit else "draft", revision=1, created_by=who.id))
     share = _settle_return(session, who, tp, claim, ev, f"claim {claim.id} was filed", fresh)
     _revision(session, who, claim, share, "filed", _payroll_document(session, who, claim, ev.payroll))
     record(session, who, "claim.create", "claim", claim.id, None, snapshot(claim, share.result))

@@ -35,7 +35,7 @@ def store(session: Session, claim: Claim, revision: Revision, result: dict) -> N
     """The revision's ledger rows, in one statement."""
     rows = [{"taxpayer_id": claim.taxpayer_id, "claim_id": claim.id, "revision_id": revision.id, **row} for row in entries(result)]
     if rows:
-        session.execute(insert(LedgerEntry), rows)
+        session.connection().execute(insert(LedgerEntry.__table__), rows)  # Core: no unit of work for rows never changed
 
 
 def _rooms(session: Session, taxpayer_id: int) -> dict[str, tuple[str, str | None]]:
