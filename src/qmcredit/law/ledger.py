@@ -127,7 +127,7 @@ class Line(NamedTuple):
     origins: tuple[Origin, ...]
 
 
-_QUIET = Line((), False, 0, 0, 0, 0, 0, ())  # a period in which nothing is allowed or open
+QUIET = Line((), False, 0, 0, 0, 0, 0, ())  # a period in which nothing is allowed or open
 
 
 class Account(NamedTuple):
@@ -159,13 +159,15 @@ class Ledger(NamedTuple):
 
 def refunded(lines: tuple[Line, ...]) -> int:
     """R1: the total refunded over the periods decided."""
-    return sum(ln.refund for ln in lines if not ln.pending)
+    return sum([ln.refund for ln in lines if not ln.pending])
 
 
 def carried_out(lines: tuple[Line, ...]) -> int:
     """L4: the balance carried out of the last period decided."""
-    done = [ln for ln in lines if not ln.pending]
-    return done[-1].carried_forward if done else 0
+    for ln in reversed(lines):
+        if not ln.pending:
+            return ln.carried_forward
+    return 0
 
 
 def _sum_lines(lines: list[Line]) -> Line:
@@ -213,7 +215,7 @@ def run(
         if pending_from is not None and i >= pending_from:
             lines = [_new(Line, (allows[k], True, 0, 0, 0, 0, 0, ())) for k in range(n)]
         elif not any(allows) and not any(map(any, open_)):  # nothing allowed or open: nothing moves
-            lines = [_QUIET] * n
+            lines = [QUIET] * n
         else:
             lines = _period(i, rm, accounts, balance, open_, allows, carryforward_periods, take_refund, as_listed)
         for k in range(n):
@@ -233,7 +235,7 @@ def _run_alone(rooms: list[int], a: Account, cf: int | None, take_refund: bool, 
         if pending_from is not None and i >= pending_from:
             lines.append(_new(Line, (allows, True, 0, 0, 0, 0, 0, ())))
         elif not allows and not (op[0] or op[1]):  # nothing allowed or open: nothing moves
-            lines.append(_QUIET)
+            lines.append(QUIET)
         else:
             opn = (bal[0] if op[0] else 0, bal[1] if op[1] else 0)
             al = [0, 0]
