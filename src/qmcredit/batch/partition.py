@@ -140,7 +140,7 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
     ``Figures``. The periods in which nothing moves (``ledger.QUIET``, most of them) share one
     written line."""
     big = pl.Int128
-    claim_rows, ids, periods, starts, ends, rooms = [], [], [], [], [], []
+    claim_rows, ids, periods, dates, rooms = [], [], [], [], []
     moving = [_moved(QUIET)]  # the lines in which something moves or is pending, after the quiet one
     at = []  # each ledger row's line in ``moving``
     for p, f in zip(prepared, figs):
@@ -153,9 +153,8 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
         ))
         ids += [cid] * len(lines)
         periods += range(len(lines))
-        starts += [start.toordinal() - _EPOCH for start, _ in p.period_dates]  # days since 1970 (as Date holds them): a date converts slowly
-        ends += [end.toordinal() - _EPOCH for _, end in p.period_dates]
-        rooms += [room.room for room in f.rooms]
+        dates += p.period_dates
+        rooms += f.rooms
         for line in lines:
             if line is QUIET:
                 at.append(0)
@@ -177,10 +176,10 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
     ).select(list(outputs.CLAIMS_SCHEMA))
     moved = pl.DataFrame(moving, orient="row", schema={"pending": pl.Boolean, **dict.fromkeys(MOVED, big)})
     written = moved.select(pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k) for k in MOVED)[pl.Series(at, dtype=pl.UInt32)]
+    days = lambda j: pl.Series([d[j].toordinal() - _EPOCH for d in dates], dtype=pl.Int32).cast(pl.Date)  # noqa: E731 (as Date holds them: a date converts slowly)
     ledger = pl.DataFrame({
-        "claim_id": pl.Series(ids, dtype=pl.Utf8), "period": pl.Series(periods, dtype=pl.Int32),
-        "start": pl.Series(starts, dtype=pl.Int32).cast(pl.Date), "end": pl.Series(ends, dtype=pl.Int32).cast(pl.Date),
-        "room": pl.DataFrame({"room": pl.Series(rooms, dtype=big)}).select(money_text(pl.col("room"))).to_series(),
+        "claim_id": pl.Series(ids, dtype=pl.Utf8), "period": pl.Series(periods, dtype=pl.Int32), "start": days(0), "end": days(1),
+        "room": pl.DataFrame({"room": pl.Series([room.room for room in rooms], dtype=big)}).select(money_text(pl.col("room"))).to_series(),
     }).hstack(written).select(list(outputs.LEDGER_SCHEMA))
     return claims, ledger
 
