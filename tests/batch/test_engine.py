@@ -65,6 +65,22 @@ def test_key_figures_are_the_determinations_figures(generated, oracle, tmp_path)
                        for p in want["periods"]]
 
 
+def test_quiet_periods_written_once_are_written_as_any_other_line(generated, tmp_path, monkeypatch):
+    """``key_figures`` writes the periods in which nothing moves (``ledger.QUIET``) once for all of
+    them: the text of each is what the same line written as any other gives."""
+    from qmcredit.batch import partition
+    from qmcredit.law.ledger import QUIET, Line
+
+    seen, real = [], partition.key_figures
+    monkeypatch.setattr(partition, "key_figures", lambda prepared, figs: seen.append((prepared, figs)) or real(prepared, figs))
+    run(generated, "parquet", tmp_path)
+    assert seen and any(ln is QUIET for _, figs in seen for f in figs for ln in f.lines)
+    for prepared, figs in seen:
+        written = [f._replace(lines=tuple(Line(*ln) if ln is QUIET else ln for ln in f.lines)) for f in figs]  # equal, not the same object
+        (claims, ledger), (claims_too, ledger_too) = real(prepared, figs), real(prepared, written)
+        assert claims.equals(claims_too) and ledger.equals(ledger_too) and ledger.schema == ledger_too.schema
+
+
 def test_bad_rows_are_reported_not_dropped(generated, oracle, tmp_path):
     summary = run(generated, "parquet", tmp_path)
     claims = pl.read_parquet(tmp_path / "claims.parquet")

@@ -135,3 +135,21 @@ def test_money_conservation_in_every_example(example_doc):
         allowed = sum(Decimal(p["allowed"]) for p in d["periods"])
         used = sum(Decimal(p[k]) for p in d["periods"] for k in ("applied", "refund", "forfeited"))
         assert allowed == used + Decimal(d["carried_forward"]), name
+
+
+def test_the_first_undecided_period_is_the_first_a_credit_not_known_yet_enters_or_the_first_under_v2():
+    """``run``'s first undecided period, found location by location, is the first period any
+    location's credit still None would enter, or the first period given when a location's year
+    one is allowed before the periods given while year two's is among them (V2)."""
+    import itertools
+
+    from qmcredit.law import ledger as L
+
+    places, credits = (None, 0, 1, 3), (None, 0, 500)
+    accounts = [L.Account(p, c, (1, 2)) for p in itertools.product(places, places) for c in itertools.product(credits, credits)]
+    for n in (1, 2):
+        for some in itertools.combinations(accounts[::7] if n > 1 else accounts, n):
+            want = min((p for a in some for p, c in zip(a.allowed_in, a.credits) if c is None and p is not None), default=None)
+            if any(L.year_one_period_missing(a.allowed_in, a.credits) for a in some):
+                want = 0
+            assert L.run([100_000] * 5, list(some), None, True)[2] == want, some

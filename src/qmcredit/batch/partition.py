@@ -27,7 +27,7 @@ from ..core import measure as measure_claim
 from ..law.windows import year_one_first_month
 from ..law.parameter_set import ParameterSet, baseline
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
-from ..law.ledger import carried_out, refunded
+from ..law.ledger import QUIET, carried_out, refunded
 from ..money import exact_decimal_text, money_text
 from ..payroll import Lookup, check, first_unknown_month
 from ..problems import ClaimError, Problem
@@ -137,9 +137,12 @@ _NO_RATIO = (None, None)  # C3 undecided
 def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The decided claims' rows and ledger rows: the figures of ``Determination.to_dict`` (same
     text), written column by column (``money_text``, ``exact_decimal_text``) from each claim's
-    ``Figures``."""
+    ``Figures``. The periods in which nothing moves (``ledger.QUIET``, most of them) share one
+    written line."""
     big = pl.Int128
-    claim_rows, ledger_rows = [], []
+    claim_rows, ids, periods, dates, rooms = [], [], [], [], []
+    moving = [_moved(QUIET)]  # the lines in which something moves or is pending, after the quiet one
+    at = []  # each ledger row's line in ``moving``
     for p, f in zip(prepared, figs):
         totals, lines, cid = f.pending_from is None, f.lines, p.claim_id
         eligible = p.eligible
@@ -148,23 +151,20 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
             f.den, *f.averages, *f.new, *f.credit, *(f.ratio or _NO_RATIO), refunded(lines) if totals else None, carried_out(lines) if totals else None,
             p.cut is not None and p.cut < p.constants.windows.first_month + 36 or not totals,  # as_of, or V2
         ))
-        ledger_rows += [
-            (cid, i, start, end, line.pending, line.allowed, room.room, line.applied, line.refund, line.forfeited, line.carried_forward,
-             *_year_one(line))
-            for i, ((start, end), room, line) in enumerate(zip(p.period_dates, f.rooms, lines))
-        ]
+        ids += [cid] * len(lines)
+        periods += range(len(lines))
+        dates += p.period_dates
+        rooms += f.rooms
+        for line in lines:
+            if line is QUIET:
+                at.append(0)
+            else:
+                at.append(len(moving))
+                moving.append(_moved(line))
     c = pl.DataFrame(claim_rows, orient="row", schema={
         "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,
         **{k: big for k in ("den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd", "refund", "carried_forward")}, "pending": pl.Boolean,
     })
-    ledger_schema = {
-        "claim_id": pl.Utf8, "period": pl.Int32, "start": pl.Date, "end": pl.Date, "pending": pl.Boolean,
-        **{k: big for k in ("allowed", "room", "applied", "refund", "forfeited", "carried_forward", *YEAR_ONE)},
-    }
-    columns = list(zip(*ledger_rows)) or [()] * len(ledger_schema)
-    for k in (2, 3):  # dates as days since 1970 (as Date holds them): a Python date converts slowly
-        columns[k] = [d.toordinal() - _EPOCH for d in columns[k]]
-    ln = pl.DataFrame({k: pl.Series(k, col, dtype=pl.Int32 if t == pl.Date else t) for (k, t), col in zip(ledger_schema.items(), columns)}).cast(ledger_schema)
     nums = c.select("den", "a0", "a1", "a2", "n1", "n2", "rn", "rd")
     positions = {"average_base": "a0", "average_year_one": "a1", "average_year_two": "a2", "new_year_one": "n1", "new_year_two": "n2"}
     text = dict(zip(positions, exact_decimal_text(nums, list(positions.values()), "den")))
@@ -174,12 +174,23 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
         pl.lit("decided").alias("status"), *(s.alias(name) for name, s in text.items()),
         *(money_text(pl.col(col)).alias(name) for name, col in money_cols.items()), pl.lit(None, dtype=pl.Utf8).alias("problems"),
     ).select(list(outputs.CLAIMS_SCHEMA))
-    cash = lambda k: pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k)  # noqa: E731
-    ledger = ln.select(
-        "claim_id", "period", "start", "end", cash("allowed"), money_text(pl.col("room")).alias("room"),
-        *(cash(k) for k in ("applied", "refund", "forfeited", "carried_forward", *YEAR_ONE)),
-    ).cast(outputs.LEDGER_SCHEMA)
+    moved = pl.DataFrame(moving, orient="row", schema={"pending": pl.Boolean, **dict.fromkeys(MOVED, big)})
+    written = moved.select(pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k) for k in MOVED)[pl.Series(at, dtype=pl.UInt32)]
+    days = lambda j: pl.Series([d[j].toordinal() - _EPOCH for d in dates], dtype=pl.Int32).cast(pl.Date)  # noqa: E731 (as Date holds them: a date converts slowly)
+    ledger = pl.DataFrame({
+        "claim_id": pl.Series(ids, dtype=pl.Utf8), "period": pl.Series(periods, dtype=pl.Int32), "start": days(0), "end": days(1),
+        "room": pl.DataFrame({"room": pl.Series([room.room for room in rooms], dtype=big)}).select(money_text(pl.col("room"))).to_series(),
+    }).hstack(written).select(list(outputs.LEDGER_SCHEMA))
     return claims, ledger
+
+
+#: L4, R1, L5: a ledger line's money, after whether it is pending (cash only when it is not)
+MOVED = ("allowed", "applied", "refund", "forfeited", "carried_forward", *YEAR_ONE)
+
+
+def _moved(line) -> tuple:
+    """A ledger line as a row of ``MOVED``, after ``pending``."""
+    return (line.pending, line.allowed, line.applied, line.refund, line.forfeited, line.carried_forward, *_year_one(line))
 
 
 def invalid_row(cid: str, taxpayer_id: str | None, found: list[Problem]) -> dict:

@@ -127,7 +127,7 @@ class Line(NamedTuple):
     origins: tuple[Origin, ...]
 
 
-_QUIET = Line((), False, 0, 0, 0, 0, 0, ())  # a period in which nothing is allowed or open
+QUIET = Line((), False, 0, 0, 0, 0, 0, ())  # a period in which nothing is allowed or open
 
 
 class Account(NamedTuple):
@@ -159,13 +159,15 @@ class Ledger(NamedTuple):
 
 def refunded(lines: tuple[Line, ...]) -> int:
     """R1: the total refunded over the periods decided."""
-    return sum(ln.refund for ln in lines if not ln.pending)
+    return sum([ln.refund for ln in lines if not ln.pending])
 
 
 def carried_out(lines: tuple[Line, ...]) -> int:
     """L4: the balance carried out of the last period decided."""
-    done = [ln for ln in lines if not ln.pending]
-    return done[-1].carried_forward if done else 0
+    for ln in reversed(lines):
+        if not ln.pending:
+            return ln.carried_forward
+    return 0
 
 
 def _sum_lines(lines: list[Line]) -> Line:
@@ -192,12 +194,11 @@ def run(
     ``rooms``: each period's room (L2-L3), in date order. A credit still None (months after
     ``as_of``) leaves undecided the periods from the first one it would enter. Returns the
     return's lines, each location's lines, and that first undecided period."""
-    pending_from = min((p for a in accounts for p, c in zip(a.allowed_in, a.credits) if c is None and p is not None), default=None)
-    if any(year_one_period_missing(a.allowed_in, a.credits) for a in accounts):  # V2: undecided from the first period given
-        pending_from = 0
     if len(accounts) == 1:
+        pending_from = _pending_from(accounts[0])
         lines = _run_alone(rooms, accounts[0], carryforward_periods, take_refund, pending_from)
         return lines, (lines,), pending_from
+    pending_from = min([p for p in map(_pending_from, accounts) if p is not None], default=None)  # the return's, the first of its locations'
     n = len(accounts)
     balance = [[0, 0] for _ in range(n)]
     open_ = [[False, False] for _ in range(n)]
@@ -213,13 +214,23 @@ def run(
         if pending_from is not None and i >= pending_from:
             lines = [_new(Line, (allows[k], True, 0, 0, 0, 0, 0, ())) for k in range(n)]
         elif not any(allows) and not any(map(any, open_)):  # nothing allowed or open: nothing moves
-            lines = [_QUIET] * n
+            lines = [QUIET] * n
         else:
             lines = _period(i, rm, accounts, balance, open_, allows, carryforward_periods, take_refund, as_listed)
         for k in range(n):
             per_loc[k].append(lines[k])
         total.append(_sum_lines(lines))
     return tuple(total), tuple(tuple(x) for x in per_loc), pending_from
+
+
+def _pending_from(a: Account) -> int | None:
+    """The first period of one location's ledger left undecided: the first one a credit still
+    None (months after ``as_of``) would enter; under V2, the first period given."""
+    if year_one_period_missing(a.allowed_in, a.credits):
+        return 0
+    (p1, p2), (c1, c2) = a.allowed_in, a.credits
+    first = p1 if c1 is None else None
+    return p2 if c2 is None and p2 is not None and (first is None or p2 < first) else first
 
 
 def _run_alone(rooms: list[int], a: Account, cf: int | None, take_refund: bool, pending_from: int | None) -> tuple[Line, ...]:
@@ -233,7 +244,7 @@ def _run_alone(rooms: list[int], a: Account, cf: int | None, take_refund: bool, 
         if pending_from is not None and i >= pending_from:
             lines.append(_new(Line, (allows, True, 0, 0, 0, 0, 0, ())))
         elif not allows and not (op[0] or op[1]):  # nothing allowed or open: nothing moves
-            lines.append(_QUIET)
+            lines.append(QUIET)
         else:
             opn = (bal[0] if op[0] else 0, bal[1] if op[1] else 0)
             al = [0, 0]
