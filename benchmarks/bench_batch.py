@@ -11,10 +11,13 @@ largest sum of the resident sets of the process and all its children, sampled ev
   that change them), run as their README says, interleaved with the batch in each round; the
   fastest floor of each round is the one compared, and its averages are checked to equal the
   batch's ``average_*`` columns exactly (numerators over 1,680,000,000,000);
+- reference (``--reference``): the project's own floor query of 2026-11-30
+  (``reference_floor.sql``), the yardstick of issue 12 item 6's 1.72x/1.69x, interleaved as well;
+  timed only (it ignores two options, so its averages are not compared);
 - single: ``qmcredit.decide`` claim by claim (load the claim, decide it) on a random sample of
   claims, timed per claim and extrapolated to all claims (reading the tables is not counted).
 
-    python benchmarks/bench_batch.py 1e6 1e7 [1.5e8] [--sample 200] [--rounds 3] [--floors ../shared/bench]
+    python benchmarks/bench_batch.py 1e6 1e7 [1.5e8] [--sample 200] [--rounds 3] [--floors ../shared/bench] [--reference]
 """
 
 from __future__ import annotations
@@ -44,6 +47,12 @@ main()
 #: the measurement floors written independently of the project (../shared/bench, with its README):
 #: P1-P5 averages per claim and period, exact, honouring year_one_start and part_time_excludes_temporary
 FLOORS = {"duckdb": "floor_duckdb.py", "polars": "floor_polars.py"}
+
+#: the project's floor query of 2026-11-30, run with DuckDB (issue 12 item 6's yardstick)
+REFERENCE = """
+import duckdb
+duckdb.sql("".join(line for line in open({sql!r}) if not line.startswith("--")).format(claims={claims!r}, payroll={payroll!r}, out={out!r}))
+"""
 
 SINGLE = """
 import json, random, time
@@ -128,14 +137,19 @@ def agreement(batch_out: Path, floor_out: Path) -> int:
     return wrong
 
 
-def bench(rows: int, sample: int, rounds: int, floors: Path) -> dict:
+def bench(rows: int, sample: int, rounds: int, floors: Path, reference: bool = False) -> dict:
     d = ensure_data(rows)
     out = DATA / f"out-{rows}"
     runs = {"batch": [], **{k: [] for k in FLOORS}}
+    if reference:
+        runs["reference"] = []
     for _ in range(rounds):  # interleaved: the machine's drift falls on every contender alike
         runs["batch"].append(measure(BATCH.format(data=str(d), out=str(out))))
         for name, script in FLOORS.items():
             runs[name].append(measure(argv=[str(floors / script), str(d / "claims.parquet"), str(d / "payroll.parquet"), str(DATA / f"floor-{name}-{rows}.parquet")]))
+        if reference:
+            runs["reference"].append(measure(REFERENCE.format(sql=str(HERE / "reference_floor.sql"), claims=str(d / "claims.parquet"),
+                                                              payroll=str(d / "payroll.parquet"), out=str(DATA / f"reference-{rows}.parquet"))))
     summary = json.loads(runs["batch"][-1]["stdout"])
     claims, actual_rows = summary["claims"], summary["rows"]
     best = {k: min(r["wall_s"] for r in v) for k, v in runs.items()}
@@ -144,6 +158,8 @@ def bench(rows: int, sample: int, rounds: int, floors: Path) -> dict:
     single = measure(SINGLE.format(data=str(d), sample=sample))
     per_claim = float(single["stdout"].split("PERCLAIM")[1].split()[0])
     single_total = per_claim * claims
+    versus_reference = {"reference_s": best["reference"], "reference_peak_mb": peak["reference"],
+                        "batch_over_reference": round(best["batch"] / best["reference"], 2)} if reference else {}
     return {
         "rows": actual_rows, "claims": claims, "rounds": rounds,
         "batch_s": best["batch"], "batch_peak_mb": peak["batch"],
@@ -153,6 +169,7 @@ def bench(rows: int, sample: int, rounds: int, floors: Path) -> dict:
         "single_per_claim_ms": round(per_claim * 1000, 2), "single_est_s": round(single_total, 1),
         "batch_over_fastest_floor": round(best["batch"] / best[fastest], 2),
         "single_over_batch": round(single_total / best["batch"], 1),
+        **versus_reference,
     }
 
 
@@ -162,6 +179,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=200, help="claims timed one by one for the claim-by-claim estimate")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the batch and each floor; the best of each is compared")
     ap.add_argument("--floors", type=Path, default=HERE.parent.parent / "shared" / "bench", help="folder of the independent floors (floor_duckdb.py, floor_polars.py)")
+    ap.add_argument("--reference", action="store_true", help="also run the project's floor query of 2026-11-30 (reference_floor.sql), issue 12 item 6's yardstick")
     args = ap.parse_args()
     # qmcredit's bytecode, as `pip install` leaves it (DuckDB's and polars' are there already): an
     # editable install under PYTHONDONTWRITEBYTECODE recompiles the package in every process.
@@ -169,7 +187,7 @@ def main() -> None:
 
     compileall.compile_dir(Path(qmcredit.__file__).parent, quiet=1)
     for size in args.sizes:
-        print(json.dumps(bench(int(size), args.sample, args.rounds, args.floors)), flush=True)
+        print(json.dumps(bench(int(size), args.sample, args.rounds, args.floors, args.reference)), flush=True)
 
 
 if __name__ == "__main__":
