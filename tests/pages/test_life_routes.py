@@ -259,3 +259,26 @@ def test_the_navigation_offers_each_role_its_pages(people):
            for u in ("preparer", "examiner", "auditor")}
     assert all("/taxpayers" in n and "/tokens" in n for n in nav.values())
     assert "/audit" not in nav["preparer"] and "/audit" in nav["examiner"] and "/audit" in nav["auditor"]
+
+
+def test_a_whole_amendment_with_a_new_payroll_file_stores_the_file_previewed(people, claim_id):
+    """The file a preview read is carried to the step that stores it (``carried_payroll.html``) as it
+    was uploaded: the stored revision keeps those bytes as its payroll table."""
+    preparer = people("preparer")
+    document = re.search(r'<textarea id="document"[^>]*>(.*?)</textarea>', preparer.get(f"/claims/{claim_id}/amend").text, re.S)[1]
+    doc = json.loads(html.unescape(document))
+    lines = ["employee_id,month,hours,basis"]
+    for e in doc.pop("employees"):
+        lines += [f"{e['id']},{month},{hours},{e['basis']}" for month, hours in sorted(e["hours"].items())]
+    table = "\n".join(lines) + "\n"
+    preview = preparer.post(f"/claims/{claim_id}/amend/preview", {"kind": "claim", "document": json.dumps(doc), "reason": "payroll as exported"},
+                            files={"payroll": ("export.csv", table, "text/csv")})
+    assert preview.status_code == 200 and "No problems" in preview.text, preview.text[-2000:]
+    carried = _inputs(preview.text)
+    assert (carried["payroll_name"], carried["payroll_type"], carried["payroll_mapping"]) == ("export.csv", "text/csv", "")
+    fields = {k: carried[k] for k in ("kind", "revision", "document", "amend_reason", "payroll_name", "payroll_type", "payroll_b64", "payroll_mapping")}
+    assert preparer.post(f"/claims/{claim_id}/amend/confirm", fields).status_code == 200
+    revision = preparer.api(f"/claims/{claim_id}/revisions/2")
+    assert revision["document"]["payroll"] == "export.csv" and revision["payroll_document_id"] is not None
+    stored = preparer.get(f"/documents/{revision['payroll_document_id']}/download")
+    assert stored.status_code == 200 and stored.content == table.encode()
