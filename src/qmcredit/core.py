@@ -126,6 +126,7 @@ class Prepared(NamedTuple):
     claim_id: str
     constants: Constants                  # what its operations date and options alone decide
     checks: tuple[Check, ...]             # E1-E4
+    eligible: bool                        # E5: every condition of ``checks`` holds (read once a claim, not once a reading)
     cut: int | None                       # the first month not known yet (as_of)
     limited: bool                         # L2 applies: CBT, or insurers by option L3
     minimum_taxes: tuple                  # per period: limits.MinimumTax, or None when not limited
@@ -138,10 +139,6 @@ class Prepared(NamedTuple):
     @property
     def windows(self) -> Windows:
         return self.constants.windows
-
-    @property
-    def eligible(self) -> bool:
-        return all(c.passed for c in self.checks)
 
     def amount(self, year: str) -> tuple[Parameter, Decimal]:
         """C2: the amount per new position in force at the start of the credit year."""
@@ -185,7 +182,7 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     placed, others, notes = _placed(header, cid)
     rooms = tuple([room(cents(p.liability), limited, eligible_tax, fl, before, after, share) for p, fl, (before, after) in zip(periods, floors, others)])  # L2-L3
     return _new(Prepared, (
-        header, cid, k, checks, first_unknown_month(header.as_of), limited, mts, dates, allowed_in, rooms, placed, notes))
+        header, cid, k, checks, all([c.passed for c in checks]), first_unknown_month(header.as_of), limited, mts, dates, allowed_in, rooms, placed, notes))
 
 
 _NO_OTHERS = (0, 0)  # L2: no other credits before this one or after it

@@ -81,6 +81,20 @@ def test_quiet_periods_written_once_are_written_as_any_other_line(generated, tmp
         assert claims.equals(claims_too) and ledger.equals(ledger_too) and ledger.schema == ledger_too.schema
 
 
+def test_frames_built_column_by_column_are_the_frames_read_row_by_row():
+    """``key_figures`` builds its frames from rows column by column (``partition._columns``): the
+    same frame, types and values (nulls, integers past 64 bits) as polars reading the rows, and
+    an empty frame with the schema when there are none."""
+    from qmcredit.batch import partition
+
+    schema = {"claim_id": pl.Utf8, "eligible": pl.Boolean, "c1": pl.Int128, "rn": pl.Int128}
+    rows = [("C1", True, 250_000, None), ("C2", None, 2**100, 7), ("C3", False, 0, 0)]
+    built = partition._columns(rows, schema)
+    assert built.equals(pl.DataFrame(rows, orient="row", schema=schema)) and built.schema == pl.Schema(schema)
+    empty = partition._columns([], schema)
+    assert empty.height == 0 and empty.schema == pl.Schema(schema)
+
+
 def test_bad_rows_are_reported_not_dropped(generated, oracle, tmp_path):
     summary = run(generated, "parquet", tmp_path)
     claims = pl.read_parquet(tmp_path / "claims.parquet")

@@ -189,30 +189,31 @@ def _periods(cells: _PeriodCells | None, bad: set[str]) -> dict[str, list[Period
         return found
     table, day, flag = cells.table, cells.day, cells.flag
     shapes = [frozenset(("start", "end", "liability", *(f for k, f in enumerate(_OPTIONAL) if n >> k & 1))) for n in range(1 << len(_OPTIONAL))]
-    def money(c: str) -> list:
+    def read(c: str, reading) -> list:
+        """The column's cells as ``reading`` reads them (blank: None), a column at a time."""
         column = table.get_column(c)
         if column.null_count() == column.len():  # a column given for few periods, or none
             return [None] * column.len()
-        return [None if t is None else Decimal(t) for t in column.to_list()]  # PLAIN_MONEY: _money's reading
-    mt_text = {t: Decimal(t) for t in table.get_column("minimum_tax").drop_nulls().unique().to_list()}  # few distinct
+        return [None if t is None else reading(t) for t in column.to_list()]
+    # PLAIN_MONEY: _money's reading is Decimal(text); a minimum tax repeats a few amounts
+    mt_text = {t: Decimal(t) for t in table.get_column("minimum_tax").drop_nulls().unique().to_list()}
     flag_cols = [[False if t is None else flag[f][t] for t in table.get_column(f).to_list()] for f in _FLAGS]
     last, of_claim = None, []
     for cid, start, end, liability, mt, ama, ngr, gp, s_corp, g5, member, credits, shape in zip(
-        table.get_column("claim_id").to_list(), table.get_column("start").to_list(), table.get_column("end").to_list(),
-        money("liability"), table.get_column("minimum_tax").to_list(), money("alternative_minimum_assessment"),
-        money("nj_gross_receipts"), money("group_payroll"), *flag_cols, table.get_column("other_credits").to_list(),
+        table.get_column("claim_id").to_list(), read("start", day.__getitem__), read("end", day.__getitem__),
+        read("liability", Decimal), read("minimum_tax", mt_text.__getitem__), read("alternative_minimum_assessment", Decimal),
+        read("nj_gross_receipts", Decimal), read("group_payroll", Decimal), *flag_cols, read("other_credits", _credits),
         table.get_column("_shape").to_list(),
     ):
-        start, end = day[start], day[end]
         if end < start:
             bad.add(cid)
             continue
         if cid != last:  # a claim's rows are usually together
             last, of_claim = cid, found.setdefault(cid, [])
         of_claim.append(_period({
-            "start": start, "end": end, "liability": liability, "minimum_tax": None if mt is None else mt_text[mt],
+            "start": start, "end": end, "liability": liability, "minimum_tax": mt,
             "alternative_minimum_assessment": ama, "nj_gross_receipts": ngr, "s_corporation": s_corp, "group_payroll_5m": g5,
-            "group_payroll": gp, "combined_group_member": member, "other_credits": () if credits is None else _credits(credits),
+            "group_payroll": gp, "combined_group_member": member, "other_credits": () if credits is None else credits,
         }, set(shapes[shape])))
     return found
 

@@ -161,7 +161,7 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
             else:
                 at.append(len(moving))
                 moving.append(_moved(line))
-    c = pl.DataFrame(claim_rows, orient="row", schema={
+    c = _columns(claim_rows, {
         "claim_id": pl.Utf8, "taxpayer_id": pl.Utf8, "eligible": pl.Boolean, "ineligible_because": pl.Utf8,
         **{k: big for k in ("den", "a0", "a1", "a2", "n1", "n2", "c1", "c2", "rn", "rd", "refund", "carried_forward")}, "pending": pl.Boolean,
     })
@@ -174,7 +174,7 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
         pl.lit("decided").alias("status"), *(s.alias(name) for name, s in text.items()),
         *(money_text(pl.col(col)).alias(name) for name, col in money_cols.items()), pl.lit(None, dtype=pl.Utf8).alias("problems"),
     ).select(list(outputs.CLAIMS_SCHEMA))
-    moved = pl.DataFrame(moving, orient="row", schema={"pending": pl.Boolean, **dict.fromkeys(MOVED, big)})
+    moved = _columns(moving, {"pending": pl.Boolean, **dict.fromkeys(MOVED, big)})
     written = moved.select(pl.when(~pl.col("pending")).then(money_text(pl.col(k))).alias(k) for k in MOVED)[pl.Series(at, dtype=pl.UInt32)]
     days = lambda j: pl.Series([d[j].toordinal() - _EPOCH for d in dates], dtype=pl.Int32).cast(pl.Date)  # noqa: E731 (as Date holds them: a date converts slowly)
     ledger = pl.DataFrame({
@@ -182,6 +182,13 @@ def key_figures(prepared: list[Prepared], figs: list) -> tuple[pl.DataFrame, pl.
         "room": pl.DataFrame({"room": pl.Series([room.room for room in rooms], dtype=big)}).select(money_text(pl.col("room"))).to_series(),
     }).hstack(written).select(list(outputs.LEDGER_SCHEMA))
     return claims, ledger
+
+
+def _columns(rows: list[tuple], schema: dict) -> pl.DataFrame:
+    """``rows`` (tuples in ``schema``'s order) as a frame, built column by column: polars reads
+    a Python list into a typed Series about twice as fast as it reads rows."""
+    columns = zip(*rows) if rows else [()] * len(schema)
+    return pl.DataFrame([pl.Series(name, column, dtype=dtype) for (name, dtype), column in zip(schema.items(), columns)])
 
 
 #: L4, R1, L5: a ledger line's money, after whether it is pending (cash only when it is not)
