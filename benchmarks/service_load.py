@@ -46,15 +46,15 @@ def start_server(database_url: str, workdir: str) -> tuple[subprocess.Popen, str
             f"serve(host='127.0.0.1', port={port}, database_url={database_url!r}, seed_examples=True)")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    token, deadline = None, time.monotonic() + 60
-    while time.monotonic() < deadline:
+    # every worker up before the clients connect: a worker still starting gets none of their connections (kept alive)
+    token, deadline, starting = None, time.monotonic() + 60, int(os.environ.get("QMCREDIT_WORKERS", "1"))
+    while time.monotonic() < deadline and starting:
         line = proc.stdout.readline()
         if not line:
             break
         m = re.search(r"preparer\s+Authorization: Bearer (\S+)", line)
         token = m.group(1) if m else token
-        if "Uvicorn running" in line or "Application startup complete" in line:
-            break
+        starting -= "Application startup complete" in line
     if token is None:
         proc.kill()
         raise RuntimeError("the server did not start")

@@ -85,3 +85,36 @@ def test_events_written_before_the_chain_are_chained_by_the_migration(tmp_path):
     engine.dispose()
     result = _verify(url)
     assert result.returncode == 0 and "3 events" in result.stdout, result.stderr
+
+
+def test_a_writer_waits_for_the_chain_only_to_commit(office):
+    """PostgreSQL: the chain's lock is taken as a transaction commits, so a transaction that has
+    recorded events but not committed holds up no other writer's events; both stay in one chain,
+    each transaction's events after the ones committed before it."""
+    if office.db.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite's writers take turns for their whole transaction")
+    from types import SimpleNamespace
+
+    from qmcredit.service.audit import record, verify
+    from qmcredit.service.models import User
+
+    with office.db.read() as session:
+        user = session.query(User).filter_by(username="preparer").one()
+        who = SimpleNamespace(id=user.id, username=user.username)
+    recorded, other_done = threading.Event(), threading.Event()
+
+    def slow(session):
+        record(session, who, "test.slow", "user", who.id, None, {"n": 1})
+        recorded.set()
+        assert other_done.wait(timeout=30), "the other writer waited for this transaction"
+
+    slow_thread = threading.Thread(target=office.db.write, args=(slow,))
+    slow_thread.start()
+    assert recorded.wait(timeout=30)
+    office.db.write(lambda session: record(session, who, "test.quick", "user", who.id, None, {"n": 2}))
+    other_done.set()
+    slow_thread.join(timeout=30)
+    with office.db.read() as session:
+        count, broken = verify(session)
+        actions = [a for (a,) in session.execute(text("SELECT action FROM audit_events ORDER BY id"))]
+    assert broken is None and actions[-2:] == ["test.quick", "test.slow"]

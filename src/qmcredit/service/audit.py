@@ -36,41 +36,38 @@ def event_hash(prev_hash: str, event: Mapping[str, Any] | AuditEvent) -> str:
 _LAST_HASH = select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)  # built once: every change reads it
 
 
-def _chain(session: Session) -> dict:
-    """This transaction's part of the chain: the hash its next event follows, read from the log
-    once (after taking the chain's lock on PostgreSQL), and its events not yet written."""
+def record(session: Session, who, action: str, entity: str, entity_id, before: Any, after: Any) -> None:
+    """Append an event to the chain, in the caller's transaction: its events are chained and
+    inserted in one statement as it commits (``_write_events``), in the order recorded, after its
+    other rows. ``at`` is when the change was made."""
     txn = session.get_transaction()
     kept = session.info.get("audit_chain")
-    if kept is not None and kept["transaction"] is txn:
-        return kept
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CHAIN_LOCK})
-    last = session.execute(_LAST_HASH).scalar_one_or_none()
-    kept = session.info["audit_chain"] = {"transaction": txn, "last": last or "", "events": []}
-    return kept
-
-
-def record(session: Session, who, action: str, entity: str, entity_id, before: Any, after: Any) -> None:
-    """Append an event to the chain, in the caller's transaction: its events are inserted in one
-    statement as it commits (``_write_events``), in the order recorded, after its other rows."""
-    chain = _chain(session)
-    event = {
+    if kept is None or kept["transaction"] is not txn:
+        kept = session.info["audit_chain"] = {"transaction": txn, "events": []}
+    kept["events"].append({
         "at": now(), "actor_id": who.id, "actor": who.username, "action": action, "entity": entity, "entity_id": str(entity_id),
         "before": None if before is None else exact_json.dumps(before),
         "after": None if after is None else exact_json.dumps(after),
-        "prev_hash": chain["last"],
-    }
-    event["hash"] = chain["last"] = event_hash(event["prev_hash"], event)
-    chain["events"].append(event)
+    })
 
 
 @listens_for(Session, "before_commit")
 def _write_events(session: Session) -> None:
-    """The transaction's events, written as it commits (nothing of it is committed without them)."""
+    """The transaction's events, chained and written as it commits (nothing of it is committed
+    without them): on PostgreSQL, whose writers run side by side, after taking the chain's lock,
+    held to the commit, so that each transaction's first event follows the last one committed.
+    Taken this late, the lock makes writers queue only for their commit, not their whole work."""
     kept = session.info.get("audit_chain")
-    if kept is not None and kept["transaction"] is session.get_transaction() and kept["events"]:
-        events, kept["events"] = kept["events"], []
-        session.connection().execute(insert(AuditEvent.__table__), events)  # Core: events are never changed
+    if kept is None or kept["transaction"] is not session.get_transaction() or not kept["events"]:
+        return
+    events, kept["events"] = kept["events"], []
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CHAIN_LOCK})
+    last = session.execute(_LAST_HASH).scalar_one_or_none() or ""
+    for event in events:
+        event["prev_hash"] = last
+        event["hash"] = last = event_hash(last, event)
+    session.connection().execute(insert(AuditEvent.__table__), events)  # Core: events are never changed
 
 
 def first_break(events: Iterable[AuditEvent]) -> tuple[int, str] | None:
