@@ -158,7 +158,9 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     quotients = df.filter(pte).select(ratio).unique().with_columns(
         (pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
     quotients = quotients.select(*ratio, pl.lit(True).alias("_pte"), exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
-    return df.with_columns(pte.alias("_pte")).join(quotients, on=[*ratio, "_pte"], how="left", maintain_order="left").select(
+    # only the columns written are joined (the classified rows carry a dozen more)
+    written = ["claim_id", "employee_id", "month", "period", "hours", "status", "source", *ratio]
+    return df.select(*written, pte.alias("_pte")).join(quotients, on=[*ratio, "_pte"], how="left", maintain_order="left").select(
         "claim_id", "employee_id", "month",
         pl.col("period").replace_strict(dict(enumerate(PERIOD_NAMES)), default=None, return_dtype=pl.Utf8),
         pl.col("hours").replace_strict(hours, texts, return_dtype=pl.Utf8), "status",
