@@ -155,7 +155,7 @@ def employee_month_table(classified: pl.DataFrame) -> pl.DataFrame:
     texts = hours.to_frame().select(hours_text_expr(pl.col("hours"))).to_series()
     # and a few equivalents (P4: counted hours x ft_den / ft_num): each distinct one written once, joined on whole numbers
     ratio = ["counted_hours", "ft_num", "ft_den"]
-    quotients = df.filter(pte).select(ratio).unique().with_columns(
+    quotients = df.lazy().filter(pte).select(ratio).unique().collect().with_columns(  # lazy: only ``ratio`` filtered, not every column
         (pl.col("counted_hours").cast(pl.Int128) * pl.col("ft_den")).alias("_num"), pl.col("ft_num").cast(pl.Int128).alias("_den"))
     quotients = quotients.select(*ratio, pl.lit(True).alias("_pte"), exact_decimal_text(quotients, "_num", "_den").alias("equivalents"))
     # only the columns written are joined (the classified rows carry a dozen more)
