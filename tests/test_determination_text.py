@@ -54,3 +54,26 @@ def test_B1_employee_months_in_any_order_make_the_one_sorted_table():
     assert expected.select(pl.col("equivalents").is_not_null().any()).item()
     for rows in (ordered.reverse(), ordered.sample(fraction=1.0, shuffle=True, seed=313)):
         assert employee_month_table(rows).equals(expected)
+
+
+def test_B1_each_claims_employee_months_are_its_rows_and_their_text():
+    """``employee_months_by_claim``: each claim's rows of the one table, as a partition by claim
+    gives them; ``employee_month_jsons``: each table's text as ``employee_month_rows`` dumped,
+    an empty table's ``[]`` among the others'."""
+    from qmcredit.core import prepare, with_claim_columns
+    from qmcredit.determination import employee_month_jsons, employee_month_table, employee_months_by_claim
+    from qmcredit.law.positions import classify
+
+    claims = [load_claim(p) for p in sorted(EXAMPLES.glob("0[1-5]-*.claim.json"))]
+    preps = [prepare(c.header, c.source) for c in claims]
+    classified = classify(with_claim_columns([c.payroll for c in claims], [p.constants.columns for p in preps])).collect()
+    by_claim = employee_months_by_claim(classified)
+    expected = employee_month_table(classified).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True)
+    assert list(by_claim) == list(expected) and len(by_claim) == len(claims)
+    assert all(by_claim[k].equals(expected[k]) for k in expected)
+    tables = [*by_claim.values()]
+    tables.insert(1, tables[0].clear())
+    for table, text in zip(tables, employee_month_jsons(tables), strict=True):
+        rows = [{k: v for k, v in r.items() if v is not None or k not in ("equivalents", "counted_hours")} for r in table.iter_rows(named=True)]
+        assert json.loads(text) == rows and text == json.dumps(rows, ensure_ascii=False)
+    assert employee_month_jsons([]) == []

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import polars as pl
 
 from .claim import Claim, ClaimHeader
-from .determination import Determination, employee_month_table, exact
+from .determination import Determination, employee_months_by_claim, exact
 from .law import credit as C
 from .law import eligibility as E
 from .law import ledger as L
@@ -374,7 +374,7 @@ def decide_many(claims: Sequence[Claim], explain: bool = True, params: Parameter
     classified = classify(with_claim_columns([c.payroll for c, _ in parts], [p.constants.columns for _, p in parts])).collect()
     per_month = monthly(classified.lazy()).collect()
     sums, measured = measured_sums(per_month), measured_months(per_month)
-    emps = employee_month_table(classified).partition_by("claim_id", as_dict=True, include_key=False, maintain_order=True) if explain else {}
+    emps = employee_months_by_claim(classified) if explain else {}
     out = []
     for c, codes in zip(claims, returns):
         preps = [parts[i][1] for i in codes]
