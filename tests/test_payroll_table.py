@@ -89,3 +89,19 @@ def test_missing_table_and_missing_columns(tmp_path):
     with pytest.raises(ClaimError) as e:
         qmcredit.load_claim(write_header(tmp_path, doc, "p.parquet"))
     assert "cannot be read as parquet" in e.value.problems[0].message
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_typed_columns_are_gathered_alike_by_either_engine(categorical):
+    """``lookup`` gathers every row's typed values by the streaming engine, ``check`` its few rows'
+    by the in-memory one: the same values, nulls and bad values included."""
+    from qmcredit.payroll import _lookup, _typed, _with_raw_columns
+
+    raw = pl.DataFrame({
+        "employee_id": [" e1", "e2", None, "e1 "], "month": ["2004-01", "bad", None, "2004-02"], "hours": ["1", "x", None, "2.5"],
+        "basis": ["", "temporary", None, "weird"], "ownership_interest": ["yes", "", None, "maybe"], "owner_relation": ["", "spouse", None, "cousin"],
+    })
+    index, tables = _lookup(_with_raw_columns(pl.concat([raw] * 3)))
+    names = {n for t in tables.values() for n in t.columns} - {"_bad"}  # each table's own, as check gathers them
+    as_text = lambda cols: pl.DataFrame(cols).with_columns(pl.col(pl.Categorical).cast(pl.Utf8))  # noqa: E731 (each call has categories of its own)
+    assert as_text(_typed(index, tables, names, categorical)).equals(as_text(_typed(index, tables, names, categorical, engine="streaming")))

@@ -343,3 +343,16 @@ def test_cuts_move_to_row_group_starts_within_the_rows_per_partition(sizes, part
 
     assert engine._group_places([1000] * 10, 8, 6, 2000) == [1000, 2000, 4000, 5000, 6000, 7000]  # evenly 1250, 2500, ...: all moved
     assert engine._group_places([7000, 3000], 4, 2, 3000) == [2500, 5000]  # a group larger than a run: nowhere to move
+
+
+@pytest.mark.parametrize("coded", [False, True])
+def test_read_rows_codes_claims_in_the_index_type_of_gathers(tmp_path, coded):
+    """A row's claim code (its claim's place in the partition's ids) is a UInt32, polars' index
+    type, as the partition gathers each claim's constants by it: never cast at each gather."""
+    path = tmp_path / "payroll.parquet"
+    pl.DataFrame({"claim_id": ["B", "A", "B", "Z"], "employee_id": ["e1", "e1", "e2", "e3"], "month": ["2004-01"] * 4,
+                  "hours": ["160"] * 4}).write_parquet(path)
+    looked, rows, orphans, with_rows = engine.read_rows(engine.PayrollSource(str(path), path.name, False, coded=coded), ["A", "B"])
+    assert looked.typed.schema["claim_id"] == pl.UInt32
+    assert looked.typed.get_column("claim_id").to_list() == [1, 0, 1]
+    assert rows == 4 and orphans.to_list() == ["Z"] and sorted(with_rows.to_list()) == [0, 1]

@@ -101,7 +101,7 @@ def read_rows(payroll: PayrollSource, ids: list[str]) -> tuple[Lookup, int, pl.S
         cast = rows.get_column("claim_id").cast(pl.Categorical(categories))  # holds the categories
         raw, names = cast.to_physical(), categories.to_series()
     names = names.str.strip_chars()  # by code
-    claim = names.cast(pl.Enum(ids), strict=False).to_physical().cast(pl.Int64).gather(raw)
+    claim = names.cast(pl.Enum(ids), strict=False).to_physical().cast(pl.UInt32).gather(raw)  # as gathers by it take it: not cast each time
     orphans = names.gather(raw.filter(claim.is_null()))
     known = rows.with_columns(claim.alias("claim_id"))
     if orphans.len():
