@@ -126,3 +126,20 @@ def test_the_switch_interval_is_restored_after_a_partition():
     with _prompt_handoffs():
         assert sys.getswitchinterval() < before
     assert sys.getswitchinterval() == before
+
+
+def test_the_collector_is_paused_only_while_the_command_line_starts():
+    """``main`` pauses the cyclic collector while the command line starts (its modules' objects
+    are long-lived, no garbage) and the command runs with it again, those objects frozen; the
+    command line's processes look for no pydantic plugin (a setting given stays)."""
+    code = ("import gc, json, os, sys\nfrom qmcredit import cli\nseen = []\n"
+            "@cli.app.command('probe')\ndef probe() -> None:\n"
+            "    seen.append([gc.isenabled(), gc.get_freeze_count() > 0, os.environ.get('PYDANTIC_DISABLE_PLUGINS')])\n"
+            "sys.argv = ['qmcredit', 'probe']\n"
+            "try:\n    cli.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(json.dumps(seen))")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert json.loads(out.stdout) == [[True, True, "__all__"]]
+    given = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert json.loads(given.stdout) == [[True, True, ""]]
