@@ -143,3 +143,7 @@ def test_the_collector_is_paused_only_while_the_command_line_starts():
     assert json.loads(out.stdout) == [[True, True, "__all__"]]
     given = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
     assert json.loads(given.stdout) == [[True, True, ""]]
+    no_command = ("import gc, sys\nfrom qmcredit import cli\nsys.argv = ['qmcredit', '--help']\n"
+                  "try:\n    cli.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\nprint(gc.isenabled(), file=sys.stderr)")
+    shown = subprocess.run([sys.executable, "-c", no_command], capture_output=True, text=True, check=True, env=env)
+    assert shown.stderr.strip() == "True"  # no command started: the collector as it was

@@ -320,6 +320,9 @@ def main() -> None:
         _say(f"qmcredit: internal error: {type(e).__name__}: {e}")
         sys.exit(EXIT_INTERNAL)
     finally:
+        if _paused_for_start_up:  # no command started (--help, a usage error): as it was
+            _paused_for_start_up = False
+            gc.enable()
         # The process ends now: every object still alive (a batch's tables, the imported
         # libraries) is moved out of the interpreter's final collections, which would otherwise
         # scan them all on the way out (0.03-0.05 s after a batch).
