@@ -89,8 +89,8 @@ _paused_for_start_up = False
 def _started() -> None:
     """The command starts. The collector, paused by ``main`` while the command line was read and
     the command's modules imported (typer's commands, polars and the engine for ``batch``: hundreds
-    of thousands of long-lived objects and no garbage, which it scanned again and again, 10-20 ms
-    of each start, benchmarks/compute.md), runs again, those objects frozen out of its reach, as
+    of thousands of long-lived objects and no garbage, which it scanned again and again, ~8 ms of
+    the batch's start, benchmarks/compute.md), runs again, those objects frozen out of its reach, as
     ``batch.engine._rules`` freezes the rules' modules. A command that keeps it paused says so
     (``compute``; the batch while it decides)."""
     global _paused_for_start_up
