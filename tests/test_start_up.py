@@ -126,3 +126,37 @@ def test_the_switch_interval_is_restored_after_a_partition():
     with _prompt_handoffs():
         assert sys.getswitchinterval() < before
     assert sys.getswitchinterval() == before
+
+
+def test_the_collector_is_paused_only_while_the_command_line_starts():
+    """``main`` pauses the cyclic collector while the command line starts (its modules' objects
+    are long-lived, no garbage) and the command runs with it again, those objects frozen; the
+    command line's processes look for no pydantic plugin (a setting given stays)."""
+    code = ("import gc, json, os, sys\nfrom qmcredit import cli\nseen = []\n"
+            "@cli.app.command('probe')\ndef probe() -> None:\n"
+            "    seen.append([gc.isenabled(), gc.get_freeze_count() > 0, os.environ.get('PYDANTIC_DISABLE_PLUGINS')])\n"
+            "sys.argv = ['qmcredit', 'probe']\n"
+            "try:\n    cli.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(json.dumps(seen))")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert json.loads(out.stdout) == [[True, True, "__all__"]]
+    given = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert json.loads(given.stdout) == [[True, True, ""]]
+    no_command = ("import gc, sys\nfrom qmcredit import cli\nsys.argv = ['qmcredit', '--help']\n"
+                  "try:\n    cli.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\nprint(gc.isenabled(), file=sys.stderr)")
+    shown = subprocess.run([sys.executable, "-c", no_command], capture_output=True, text=True, check=True, env=env)
+    assert shown.stderr.strip() == "True"  # no command started: the collector as it was
+
+
+def test_a_batch_of_text_tables_never_imports_pyarrow(tmp_path):
+    """The engine imports pyarrow before a partition's read only when that read needs it (a
+    Parquet table read as codes, ``tables.read_coded``): a CSV payroll table, however many rows,
+    is read without it."""
+    from qmcredit.batch import synth
+
+    paths = synth.write(tmp_path / "in", 20, 1, kind="csv", invalid_share=0.0)
+    statement = ("from pathlib import Path\nfrom qmcredit.batch import engine\nengine.CODES_FROM_ROWS = 0  # as if the table were large\n"
+                 f"summary = engine.run(Path({str(paths['claims'])!r}), Path({str(paths['payroll'])!r}), Path({str(tmp_path / 'out')!r}), "
+                 f"periods=Path({str(paths['periods'])!r}))\nassert summary.decided == 20, summary")
+    assert "pyarrow" not in loaded_after(statement)

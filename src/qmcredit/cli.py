@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -80,6 +81,24 @@ app = typer.Typer(
     cls=_Shells,
 )
 
+#: Whether ``main`` paused the cyclic collector for the start-up (``_started`` lets it run again).
+_paused_for_start_up = False
+
+
+@app.callback()
+def _started() -> None:
+    """The command starts. The collector, paused by ``main`` while the command line was read and
+    the command's modules imported (typer's commands, polars and the engine for ``batch``: hundreds
+    of thousands of long-lived objects and no garbage, which it scanned again and again, ~8 ms of
+    the batch's start, benchmarks/compute.md), runs again, those objects frozen out of its reach, as
+    ``batch.engine._rules`` freezes the rules' modules. A command that keeps it paused says so
+    (``compute``; the batch while it decides)."""
+    global _paused_for_start_up
+    if _paused_for_start_up:
+        _paused_for_start_up = False
+        gc.freeze()
+        gc.enable()
+
 
 def _say(line: str) -> None:
     """One line on stderr, as written: never wrapped (a problem is one ``FILE: LOCATION: MESSAGE``
@@ -146,11 +165,11 @@ def compute(
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
-    from .loaders import load_claims
-
-    # The claims' documents, rows and determinations live until the command ends and hold no
-    # cycles worth collecting: the collector's passes over them were 7% of 1,000 claims' time.
+    # The rules' modules, the claims' documents, rows and determinations live until the command
+    # ends and hold no cycles worth collecting: the collector's passes over them were 7% of 1,000
+    # claims' time, and 15 ms of one claim's (the modules' import, benchmarks/compute.md).
     gc.disable()
+    from .loaders import load_claims
 
     if trace is not None:
         _check_trace(trace, explain or not json_out)
@@ -278,7 +297,15 @@ def columns(
 
 
 def main() -> None:
-    """Entry point: never a traceback for the user; one line and a non-zero exit instead."""
+    """Entry point: never a traceback for the user; one line and a non-zero exit instead. The
+    cyclic collector is paused until the command starts (``_started``)."""
+    global _paused_for_start_up
+    _paused_for_start_up = gc.isenabled()
+    gc.disable()
+    # The command line uses no pydantic plugin: looking for them reads every installed
+    # distribution's entry points as the first model is built (5-8 ms of each start, in this
+    # process and the batch's workers, which inherit it; benchmarks/compute.md). A setting given stays.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         app()
     except KeyboardInterrupt:
@@ -293,6 +320,9 @@ def main() -> None:
         _say(f"qmcredit: internal error: {type(e).__name__}: {e}")
         sys.exit(EXIT_INTERNAL)
     finally:
+        if _paused_for_start_up:  # no command started (--help, a usage error): as it was
+            _paused_for_start_up = False
+            gc.enable()
         # The process ends now: every object still alive (a batch's tables, the imported
         # libraries) is moved out of the interpreter's final collections, which would otherwise
         # scan them all on the way out (0.03-0.05 s after a batch).
