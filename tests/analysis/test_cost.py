@@ -148,8 +148,9 @@ def test_the_report_reads_offline(cost):
 
 
 def test_workbook_numbers_are_the_tables_decimal_text(cost):
-    """Each number of the workbook is the table's exact decimal text (the nearest double once a
-    spreadsheet reads it), never a float's longer digits."""
+    """Each number of the workbook is the table's decimal value (the nearest double once a
+    spreadsheet reads it), its text the shortest that reads back to it, never a float's longer
+    digits."""
     from openpyxl import load_workbook
 
     wb = load_workbook(cost / "analysis.xlsx", read_only=True)
@@ -161,8 +162,10 @@ def test_workbook_numbers_are_the_tables_decimal_text(cost):
                 if isinstance(w, str) and re.fullmatch(r"-?\d+\.\d+", w):
                     assert g == float(Decimal(w)), (name, col, w, g)
     sheets = "".join(zipfile.ZipFile(cost / "analysis.xlsx").read(f"xl/worksheets/sheet{k}.xml").decode() for k in range(1, 7))
-    texts = {v for row in pl.read_parquet(cost / "by_tax.parquet").rows() for v in row if isinstance(v, str) and re.fullmatch(r"-?\d+\.\d+", v)}
-    assert texts and all(f"<v>{v}</v>" in sheets for v in texts)
+    texts = {Decimal(v) for row in pl.read_parquet(cost / "by_tax.parquet").rows() for v in row if isinstance(v, str) and re.fullmatch(r"-?\d+\.\d+", v)}
+    written = {Decimal(v) for v in re.findall(r"<v>([^<]*)</v>", sheets)}
+    assert texts and texts <= written
+    assert all(len(v.as_tuple().digits) <= 15 for v in written)
 
 
 def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
@@ -184,7 +187,31 @@ def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
                         "cost": ["-0.05", "1e5", None]})
     write_workbook({"odd": odd}, tmp_path / "odd.xlsx")
     assert [[c.value for c in r] for r in load_workbook(tmp_path / "odd.xlsx")["odd"].iter_rows(min_row=2)] == [
-        ["007", True, 1, -0.05], ["a&b <c>", False, 2, "1e5"], ["tab\there_x0001_", None, 3, None]]  # XML holds no \x01: Excel's escape
+        ["007", True, 1, "-0.05"], ["a&b <c>", False, 2, "1e5"], ["tab\there_x0001_", None, 3, None]]  # XML holds no \x01: Excel's escape
+    # a column is numbers or text, never both: "1e5" is not a plain decimal, so "-0.05" stays text beside it
+
+
+def test_the_workbook_holds_every_cell_of_every_table(tmp_path):
+    """Every cell of every type a table holds reaches its sheet, in place and typed (the writer
+    drops a column of a type it does not know, so ``_sheet`` gives it only the four it writes and
+    refuses any other by name)."""
+    from openpyxl import load_workbook
+
+    from qmcredit.analysis.outputs import write_workbook
+
+    df = pl.DataFrame({"scenario": ["baseline", None, "", "reform"], "fiscal_year": pl.Series([2024, 2025, None, 2027], dtype=pl.Int32),
+                       "claims": pl.Series([0, 7, 12, None], dtype=pl.UInt32), "eligible": [True, None, False, True],
+                       "cost": ["2500.00", None, "-1250.50", "0.000001"], "note": ["a", "b", None, "12"]})
+    write_workbook({"by_fiscal_year": df, "empty": pl.DataFrame()}, tmp_path / "w.xlsx")
+    wb = load_workbook(tmp_path / "w.xlsx")
+    assert [[c.value for c in r] for r in wb["by_fiscal_year"].iter_rows()] == [
+        df.columns, ["baseline", 2024, 0, True, 2500, "a"], [None, 2025, 7, None, None, "b"],
+        [None, None, 12, False, -1250.5, None], ["reform", 2027, None, True, 0.000001, "12"]]
+    assert wb["by_fiscal_year"]["E2"].data_type == "n" and wb["by_fiscal_year"]["F5"].data_type == "s"
+    assert list(wb["empty"].iter_rows()) == []
+    with pytest.raises(TypeError, match="'day' of type Date"):
+        write_workbook({"t": pl.DataFrame({"day": [date(2024, 1, 1)]})}, tmp_path / "bad.xlsx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.xlsx"]
 
 
 def test_the_batch_tables_and_the_determinations_give_the_same_costs(data, tmp_path):
