@@ -149,7 +149,7 @@ def test_the_report_reads_offline(cost):
 
 def test_workbook_numbers_are_the_tables_decimal_text(cost):
     """Each number of the workbook is the table's decimal value (the nearest double once a
-    spreadsheet reads it), its text the shortest that reads back to it, never a float's longer
+    spreadsheet reads it), written with the double's shortest round-trip digits, never a float's longer
     digits."""
     from openpyxl import load_workbook
 
