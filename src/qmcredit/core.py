@@ -182,7 +182,7 @@ def prepare(header: ClaimHeader, claim_id: str | None = None, cache: dict | None
     placed, others, notes = _placed(header, cid)
     rooms = tuple([room(cents(p.liability), limited, eligible_tax, fl, before, after, share) for p, fl, (before, after) in zip(periods, floors, others)])  # L2-L3
     return _new(Prepared, (
-        header, cid, k, checks, all([c.passed for c in checks]), first_unknown_month(header.as_of), limited, mts, dates, allowed_in, rooms, placed, notes))
+        header, cid, k, checks, E.eligible(checks), first_unknown_month(header.as_of), limited, mts, dates, allowed_in, rooms, placed, notes))
 
 
 _NO_OTHERS = (0, 0)  # L2: no other credits before this one or after it

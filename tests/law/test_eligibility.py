@@ -70,3 +70,17 @@ def test_B2_operations_source_is_recorded():
     d = decide(base_claim(one_new_hire()))
     fig = next(e for e in d["explanation"] if e["figure"] == "eligible")
     assert fig["inputs"]["operations_source"] == "test"
+
+
+def test_E5_eligible_only_when_every_condition_holds():
+    """E5's own step: one failed condition of any kind refuses the credit; none, it is allowed."""
+    from itertools import product
+
+    from qmcredit.law.eligibility import Check, eligible
+
+    def check(rule, passed):
+        return Check(rule, "52:27BBB-55(a)", "c", passed, "", "")
+
+    for passes in product([True, False], repeat=4):
+        assert eligible(tuple(check(f"E{k + 1}", p) for k, p in enumerate(passes))) is all(passes)
+    assert eligible(()) is True

@@ -121,3 +121,9 @@ def checks(tax: str, municipality: str, uez_benefit: bool, earlier_start: str | 
         no_uez_benefit(uez_benefit),
         single_credit_period(earlier_start, windows, window_of),
     )
+
+
+def eligible(checks: tuple[Check, ...]) -> bool:
+    """E5, N.J.S.A. 52:27BBB-55(a), (d): the taxpayer is eligible only when every condition of
+    ``checks`` holds; one failed condition is enough to refuse the credit."""
+    return all([c.passed for c in checks])
