@@ -183,6 +183,7 @@ def test_a_table_longer_than_a_sheet_is_cut_with_a_note(tmp_path):
     assert len(rows) == 6 and rows[5][0].startswith("6 more rows, beyond Excel's 6 a sheet: every row is in claims.parquet and claims.csv")
     assert [[c.value for c in r] for r in wb["totals"].iter_rows()][1:] == [[f"c{k}", k + 0.5] for k in range(3)]
     assert wb["claims"]["A1"].font.bold and wb["claims"].freeze_panes == "A2"
+    assert wb["claims"]["B2"].number_format == "#,##0.00"
     odd = pl.DataFrame({"claim_id": ["007", "a&b <c>", "tab\there\x01"], "eligible": [True, False, None], "claims": [1, 2, 3],
                         "cost": ["-0.05", "1e5", None]})
     write_workbook({"odd": odd}, tmp_path / "odd.xlsx")
@@ -208,6 +209,9 @@ def test_the_workbook_holds_every_cell_of_every_table(tmp_path):
         df.columns, ["baseline", 2024, 0, True, 2500, "a"], [None, 2025, 7, None, None, "b"],
         [None, None, 12, False, -1250.5, None], ["reform", 2027, None, True, 0.000001, "12"]]
     assert wb["by_fiscal_year"]["E2"].data_type == "n" and wb["by_fiscal_year"]["F5"].data_type == "s"
+    # shown with the table's digits: the column's most decimals (6 here), thousands separated; years and counts as they are
+    assert [wb["by_fiscal_year"][f"{c}2"].number_format for c in "BCE"] == ["General", "General", "#,##0.000000"]
+    assert wb["by_fiscal_year"].auto_filter.ref == "A1:F5"
     assert list(wb["empty"].iter_rows()) == []
     with pytest.raises(TypeError, match="'day' of type Date"):
         write_workbook({"t": pl.DataFrame({"day": [date(2024, 1, 1)]})}, tmp_path / "bad.xlsx")
