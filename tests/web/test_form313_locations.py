@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 
 import qmcredit
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, example_file
 from ..returns import period, return_claim, site
 from ..strategies import json_text, returns
 from .conftest import pdf_text
 
 EXE = Path(sys.executable).parent / "qmcredit"
-EXAMPLE_07 = EXAMPLES / "next" / "07-two-locations-shared-room.claim.json"
+EXAMPLE_07 = example_file("next/07-two-locations-shared-room")
 FOOTER = re.compile(r"Form 313 \(\S+ layout\) - .* - location (\S+) - tax period (\S+) to (\S+)\s+Page \d+")
 
 

@@ -34,13 +34,13 @@ def test_a_location_of_a_return_prints_its_share_under_the_one_room(office, clie
     from qmcredit.service.models import User
     from qmcredit.service.taxreturn import location_documents
 
-    from ..conftest import EXAMPLES
+    from ..conftest import example_file
     from .test_form313_locations import printed_lines
 
     token = office.state.db.write(lambda s: issue_token(s, s.scalar(select(User).where(User.username == "preparer")), "tests"))
     bearer = {"Authorization": f"Bearer {token}", "accept": "application/json"}
     ids = []
-    for body in location_documents((EXAMPLES / "next" / "07-two-locations-shared-room.claim.json").read_text()):
+    for body in location_documents((example_file("next/07-two-locations-shared-room")).read_text()):
         r = client.post("/api/v1/claims", content=body.encode(), headers={**bearer, "content-type": "application/json"})
         assert r.status_code == 201, r.text
         ids.append(r.json()["id"])

@@ -13,13 +13,13 @@ from pathlib import Path
 import pikepdf
 import pytest
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, example_file
 from .conftest import binary
 
 EXE = Path(sys.executable).parent / "qmcredit"
 CASES = {
     "one location, --all": (EXAMPLES / "01-expansion-cap-carryforward.claim.json", "--all"),
-    "several locations": (EXAMPLES / "next" / "07-two-locations-shared-room.claim.json", "--all"),
+    "several locations": (example_file("next/07-two-locations-shared-room"), "--all"),
     "insurer, one period": (EXAMPLES / "04-insurer.claim.json", "--period", "2005"),
 }
 
