@@ -238,11 +238,11 @@ def read_after_prepare(params: ParameterSet, prepared_under: ParameterSet) -> bo
     return params.credit.keys() == before.keys() and all(par.rule not in PREPARE_RULES for name, par in params.credit.items() if par != before[name])
 
 
-def prepared_again(prep: Prepared, header: ClaimHeader, cache: dict, params: ParameterSet) -> Prepared:
+def prepared_again(prep: Prepared, constants: Constants) -> Prepared:
     """``prepare(header, ..., params=params)`` of the claim ``prep`` prepared under another set,
     one that differs from ``params`` only after ``prepare`` (``read_after_prepare``): ``prep``
-    with its ``Constants`` under ``params`` (``cache`` as ``prepare``'s)."""
-    return prep._replace(constants=cached_constants(header, cache, params))
+    with ``constants``, its header's ``Constants`` under ``params`` (``cached_constants``)."""
+    return prep._replace(constants=constants)
 
 
 class Measured(NamedTuple):

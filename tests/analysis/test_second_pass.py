@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qmcredit.core import PREPARE_RULES, prepare, prepared_again, read_after_prepare
+from qmcredit.core import PREPARE_RULES, cached_constants, prepare, prepared_again, read_after_prepare
 from qmcredit.law.parameter_set import baseline, load_reform
 
 from .conftest import qmcredit
@@ -117,6 +117,35 @@ def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(data, ref
             continue
         cache: dict = {}
         for cid, prep in prepared.items():
-            assert prepared_again(prep, valid[cid], cache, reform) == prepare(valid[cid], cid, {}, window_of.get(cid), reform), (name, cid)
+            assert prepared_again(prep, cached_constants(valid[cid], cache, reform)) == prepare(valid[cid], cid, {}, window_of.get(cid), reform), (name, cid)
         checked += 1
     assert checked >= 4 and len(prepared) > 200
+
+
+def test_a_later_scenario_settles_again_only_the_returns_it_changes(data, reforms, monkeypatch):
+    """L4-L6 are settled again, in a reform's pass, only for the claims whose settling inputs it
+    changes (``partition._settles_alike``): under a reform of the amounts, the claims without a
+    credit keep the baseline's figures and rows, and the reform's tables are those it gives
+    decided alone (no ``shared``)."""
+    from concurrent.futures import Future
+
+    from qmcredit.batch import partition
+    from qmcredit.batch.engine import PayrollSource, read_rows
+    from qmcredit.batch.tables import read_tables
+
+    table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
+    ids = sorted(cid for cid in table.get_column("claim_id").to_list() if cid)
+    source = PayrollSource(str(data / "in/payroll.parquet"), "payroll.parquet", False)
+    reading = Future()
+    reading.set_result(read_rows(source, ids))
+    settled: list[int] = []
+    settle = partition._settled
+    monkeypatch.setattr(partition, "_settled", lambda chosen, measured, members: settled.append(len(chosen)) or settle(chosen, measured, members))
+    reform = load_reform(reforms["amount_year_one"])
+    shared: dict = {}
+    first, again = (partition.decide_partition(table, periods, source, True, ids, reading, params, shared) for params in (baseline(), reform))
+    alone = partition.decide_partition(table, periods, source, True, ids, reading, reform)
+    assert again.claims.equals(alone.claims) and again.ledger.equals(alone.ledger) and again.jsonl == alone.jsonl
+    assert not again.ledger.equals(first.ledger)
+    no_credit = first.claims.filter((pl.col("status") == "decided") & (pl.col("credit_year_one") == "0.00")).height
+    assert no_credit > 50 and settled[0] == settled[2] and settled[1] <= settled[0] - no_credit

@@ -5,20 +5,25 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ..problems import ClaimError, Problem
 
+if TYPE_CHECKING:
+    import polars as pl
 
-def write_all(tables: dict, scenarios: list[dict], out: Path) -> dict[str, str]:
-    """The tables (Parquet, CSV, workbook) and the HTML report into ``out``."""
+
+def write_all(tables: dict, scenarios: list[dict], out: Path, beside: Iterable[tuple[pl.DataFrame, Path]] = ()) -> dict[str, str]:
+    """The tables (Parquet, CSV, workbook) and the HTML report into ``out``, and ``beside``'s
+    tables as their Parquet files (``outputs.write_tables``)."""
     from .outputs import write_tables
     from .report import write_report
 
-    written = write_tables(tables, out)
+    written = write_tables(tables, out, beside)
     written["report"] = write_report(tables, scenarios, out / "report.html")
     return {k: str(v) for k, v in written.items()}
 
@@ -64,7 +69,6 @@ def reform(
 ) -> None:
     """Decide the same claims under the baseline and under each reform, side by side: per claim,
     in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
-    from ..batch.outputs import write_parquet
     from ..law.parameter_set import baseline, load_reform
     from .reform import decide_scenarios
     from .tables import analysis_tables
@@ -90,12 +94,8 @@ def reform(
     decided = time.perf_counter()
     tables = analysis_tables({s.params.name: s.costs for s in scenarios})
     described = [{"name": s.params.name, "description": s.params.description, "changes": [c.row() for c in s.params.changes]} for s in scenarios]
-    written = write_all(tables, described, out)
-    for s in scenarios:
-        folder = out / "scenarios" / s.params.name
-        folder.mkdir(parents=True, exist_ok=True)
-        write_parquet(s.claims, folder / "claims.parquet")
-        write_parquet(s.ledger, folder / "ledger.parquet")
+    each = [(getattr(s, table), out / "scenarios" / s.params.name / f"{table}.parquet") for s in scenarios for table in ("claims", "ledger")]
+    written = write_all(tables, described, out, each)
     totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
               for row in tables["totals"].iter_rows(named=True)}
     info["seconds"] |= {"tables_and_files": round(time.perf_counter() - decided, 2), "total": round(time.perf_counter() - started, 2)}

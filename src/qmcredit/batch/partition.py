@@ -301,6 +301,76 @@ def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str
     return figs
 
 
+def _figures(chosen: list[Prepared], measured: list, members: dict[str, list[str]], shared: dict | None) -> tuple[list, pl.DataFrame, pl.DataFrame]:
+    """L4-L6, R1-R3 of each decided claim (``_settled``) and its rows (``key_figures``). Settling
+    is a pure function of what ``_settles_alike`` compares: a later scenario of the partition
+    (``shared``) takes the first one's figures and rows for every return whose claims it leaves
+    alike (an amounts reform leaves every claim without new positions so), and settles the others."""
+    first = shared.get("figures") if shared is not None else None
+    if first is None:
+        figs = _settled(chosen, measured, members)
+        claim_rows, ledger_rows = key_figures(chosen, figs)
+        if shared is not None:
+            shared["figures"] = ({p.claim_id: (p, m, f) for p, m, f in zip(chosen, measured, figs)}, claim_rows, ledger_rows)
+        return figs, claim_rows, ledger_rows
+    before, first_claims, first_ledger = first
+    alike = [_settles_alike(p, m, before.get(p.claim_id)) for p, m in zip(chosen, measured)]
+    place = {p.claim_id: k for k, p in enumerate(chosen)}
+    for cids in members.values():  # L6: a return's claims are settled together, so alike only all of them
+        ks = [place[cid] for cid in cids if cid in place]
+        if not all(alike[k] for k in ks):
+            for k in ks:
+                alike[k] = False
+    redo = [k for k, same in enumerate(alike) if not same]
+    redone = _settled([chosen[k] for k in redo], [measured[k] for k in redo], members)
+    figs = [before[p.claim_id][2] if same else None for p, same in zip(chosen, alike)]
+    for k, f in zip(redo, redone):
+        figs[k] = f
+    claim_rows, ledger_rows = key_figures([chosen[k] for k in redo], redone)
+    kept = pl.Series([p.claim_id for p, same in zip(chosen, alike) if same], dtype=pl.Utf8).implode()
+    return (figs, pl.concat([claim_rows, first_claims.filter(pl.col("claim_id").is_in(kept))]),
+            pl.concat([ledger_rows, first_ledger.filter(pl.col("claim_id").is_in(kept))]))
+
+
+#: What ``settle`` and ``key_figures`` read of a ``Prepared`` besides its ``Constants``.
+_SETTLED_FROM = tuple(k for k, name in enumerate(Prepared._fields) if name != "constants")
+
+
+def _settles_alike(p: Prepared, m, before: tuple | None) -> bool:
+    """Whether claim ``p`` with its ``Measured`` ``m`` settles as it did in the partition's first
+    scenario (``before``: its Prepared, Measured and Figures there): the same header, checks,
+    rooms and periods (the very objects: ``core.prepared_again``), the same P5 and C1-C3
+    figures, the same carryforward limit (L5) and first base month."""
+    if before is None:
+        return False
+    p1, m1, _ = before
+    k, k1 = p.constants, p1.constants
+    return (m == m1 and k.carryforward == k1.carryforward and k.windows.first_month == k1.windows.first_month
+            and all(p[i] is p1[i] for i in _SETTLED_FROM))
+
+
+def _constants_of(shared: dict | None, of_claim: dict, cache: dict, params: ParameterSet | None):
+    """``cached_constants`` of each claim (by id and header) under ``params``. Its key is the
+    month credit year one starts and the options (W1): the claims that share one ``Constants``
+    under the partition's first scenario (``shared``) share one under ``params`` too, so a later
+    scenario makes it once for them, not a key of the options' model a claim."""
+    if shared is None:
+        return lambda cid, header: cached_constants(header, cache, params)
+    first = shared.setdefault("constants", of_claim)  # the first scenario's, as it fills them
+    if first is of_claim:
+        return lambda cid, header: cached_constants(header, cache, params)
+    again: dict[int, object] = {}  # id of the first scenario's Constants -> this scenario's (those are kept alive by ``first``)
+
+    def constants_of(cid: str, header: ClaimHeader):
+        k = first[cid]
+        made = again.get(id(k))
+        if made is None:
+            made = again[id(k)] = cached_constants(header, cache, params)
+        return made
+
+    return constants_of
+
+
 def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, params: ParameterSet | None,
               shared: dict | None, constants: dict) -> tuple[dict[str, Prepared], dict[str, list[Problem]]]:
     """Each valid header read by ``core.prepare`` under ``params`` (``constants``: each one's
@@ -311,7 +381,7 @@ def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, param
     under = params or baseline()
     first = shared.get("prepared") if shared is not None else None
     if first is not None and read_after_prepare(under, first[0]):
-        return {cid: prepared_again(p, valid[cid], cache, params) for cid, p in first[1].items()}, first[2]
+        return {cid: prepared_again(p, constants[cid]) for cid, p in first[1].items()}, first[2]
     prepared: dict[str, Prepared] = {}
     unprepared: dict[str, list[Problem]] = {}
     for cid, header in valid.items():
@@ -343,10 +413,11 @@ def decide_partition(
         cache: dict = {}
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         of_claim: dict = {}  # each valid claim's Constants, for prepare
+        constants_of = _constants_of(shared, of_claim, cache, params)
         for cid in ids:
             header = valid.get(cid)
             if header is not None:
-                of_claim[cid] = made = cached_constants(header, cache, params)
+                of_claim[cid] = made = constants_of(cid, header)
                 cols = made.columns
             else:
                 cols = dict.fromkeys(CLAIM_COLUMNS)
@@ -387,8 +458,8 @@ def decide_partition(
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
     sums = measured_sums(per_month)
-    figs = _settled(chosen, [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)], members)
-    claim_rows, ledger_rows = key_figures(chosen, figs)
+    measured = [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
+    figs, claim_rows, ledger_rows = _figures(chosen, measured, members, shared)
     if jsonl and decided:
         measured = measured_months(per_month)
         lines += [
