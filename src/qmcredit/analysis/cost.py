@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
@@ -117,13 +118,19 @@ LINE_COLUMNS = {
 _LINE_MONEY = ("allowed", "applied", "refunded", "forfeited", "allowed_one", "applied_one", "forfeited_one")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Costs:
     """A scenario's claims' cost figures as two tables (``CLAIM_COLUMNS``, ``LINE_COLUMNS``), in
     claim order: what ``ClaimCost`` holds, a row per claim and a row per decided ledger line."""
 
     claims: pl.DataFrame
     lines: pl.DataFrame
+
+    @cached_property
+    def figures(self) -> pl.DataFrame:
+        """``per_claim`` of these claims, worked out once: the cost tables, the claims table and
+        the comparison with the baseline each read it."""
+        return per_claim(self)
 
 
 def frame_of(costs: list[ClaimCost]) -> Costs:
@@ -299,7 +306,7 @@ def cost_tables(costs: Costs | list[ClaimCost], scenario: str = "baseline") -> d
     """The cost tables of one scenario: ``totals``, ``by_fiscal_year``, ``by_tax``,
     ``by_firm_size``, ``by_credit_year``; money as text with exact cents."""
     costs = frame_of(costs) if isinstance(costs, list) else costs
-    every = per_claim(costs)
+    every = costs.figures
     decided = every.filter(pl.col("decided"))
     group = _group_row(_sums(decided, None).get(None) if decided.height else None)
     del group["claims"]
@@ -347,7 +354,7 @@ def claim_table(costs: Costs) -> pl.DataFrame:
     """One row per claim: its cost figures."""
     if not costs.claims.height:
         return pl.DataFrame(schema={"eligible": pl.Boolean, "tax": pl.Utf8, "firm_size": pl.Utf8})
-    return per_claim(costs).select(
+    return costs.figures.select(
         "claim_id", "tax", pl.when(pl.col("decided")).then(pl.lit("decided")).otherwise(pl.lit("invalid")).alias("status"), "eligible",
         pl.col("size").alias("firm_size"), "new_positions", *(_text(pl.col(k)).alias(k) for k in _MONEY),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .cost import LINE_COLUMNS, ClaimCost, Costs, _text, claim_table, cost_tables, frame_of, per_claim
+from .cost import LINE_COLUMNS, ClaimCost, Costs, _text, claim_table, cost_tables, frame_of
 
 
 CHANGES = ("same", "gain", "lose", "timing", "become_eligible", "become_ineligible")
@@ -22,10 +22,10 @@ def analysis_tables(scenarios: dict[str, Costs | list[ClaimCost]]) -> dict[str, 
         tables["claims"] = claim_table(scenarios[names[0]])
         return tables
     base = scenarios[names[0]]
-    b = per_claim(base).select(pl.all().name.suffix("_b")).rename({"claim_id_b": "claim_id"})
+    b = base.figures.select(pl.all().name.suffix("_b")).rename({"claim_id_b": "claim_id"})
     frames, counts = [], []
     for name in names[1:]:
-        c = per_claim(scenarios[name]).join(b, on="claim_id", how="left", maintain_order="left").join(
+        c = scenarios[name].figures.join(b, on="claim_id", how="left", maintain_order="left").join(
             _same_lines(base, scenarios[name]), on="claim_id", how="left", maintain_order="left")
         c = c.with_columns(_change().alias("change"))
         frames.append(c.select(
