@@ -16,8 +16,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from qmcredit.batch import synth
+from qmcredit.batch import outputs, synth
 
 EXE = Path(sys.executable).parent / "qmcredit"
 
@@ -146,3 +148,34 @@ def test_a_partition_of_invalid_claims_only_or_of_none_is_decided(tmp_path, rows
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert (summary["decided"], summary["invalid"], summary["partitions"]) == (1, 1, partitions)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["C1", "C2", "C10", "C3", None]), st.integers(0, 3)), max_size=12), st.integers(1, 4))
+def test_in_order_is_the_sort_and_in_one_piece(rows, pieces):
+    """``outputs.in_order`` (the outputs' claim order): the frame ``sort`` gives, whether its rows
+    came in order (kept, in one piece) or not, ties and missing ids included."""
+    frame = pl.DataFrame(rows, schema={"claim_id": pl.Utf8, "period": pl.Int32}, orient="row")
+    cut = [frame.slice(k * len(rows) // pieces, (k + 1) * len(rows) // pieces - k * len(rows) // pieces) for k in range(pieces)]
+    joined = pl.concat(cut, rechunk=False)
+    got = outputs.in_order(joined, "claim_id", "period")
+    want = frame.sort("claim_id", "period")
+    if len(set(rows)) == len(rows):  # distinct rows: one order only, in one piece
+        assert got.equals(want) and got.n_chunks() == 1
+    else:
+        assert sorted(got.rows(), key=repr) == sorted(want.rows(), key=repr) and got.equals(got.sort("claim_id", "period"))
+    ordered = pl.concat([p for p in (want.slice(0, len(rows) // 2), want.slice(len(rows) // 2)) if p.height] or [want], rechunk=False)
+    kept = outputs.in_order(ordered, "claim_id", "period")
+    if len(set(rows)) == len(rows) and None not in {r[0] for r in rows}:
+        assert kept.equals(want)
+
+
+def test_outputs_in_order_are_written_as_sorted_ones(tmp_path):
+    """A ledger that comes back in order in pieces (one a partition) gives the Parquet file its
+    sort would: the same bytes."""
+    rows = pl.DataFrame({"claim_id": [f"C{k // 7:05d}" for k in range(200_000)], "period": [k % 7 for k in range(200_000)]},
+                        schema={"claim_id": pl.Utf8, "period": pl.Int32})
+    pieces = pl.concat([rows.slice(0, 70_001), rows.slice(70_001, 90_000), rows.slice(160_001)], rechunk=False)
+    outputs.write_parquet(outputs.in_order(pieces, "claim_id", "period"), tmp_path / "a.parquet")
+    outputs.write_parquet(pieces.sort("claim_id", "period"), tmp_path / "b.parquet")
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ..batch.outputs import in_order
 from ..money import from_cents, money, money_text
 
 SIZE_BANDS = ("0", "1-9", "10-49", "50-249", "250+")
@@ -153,7 +154,7 @@ def _band(average_base: pl.Expr) -> pl.Expr:
 def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame) -> Costs:
     """Each claim of a batch's ``claims`` and ``ledger`` tables (schemas of ``batch.outputs``);
     ``taxes``: claim id -> tax (``taxes_of``)."""
-    ledger = _in_order(ledger, "claim_id", "period")
+    ledger = in_order(ledger, "claim_id", "period")
     money = ("allowed", "applied", "refund", "forfeited", "allowed_year_one", "applied_year_one", "forfeited_year_one",
              "carried_forward", "carried_forward_year_one")
     done = ledger.filter(pl.col("applied").is_not_null())
@@ -167,7 +168,7 @@ def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame)
     ).cast(LINE_COLUMNS)
     last = done.filter(cid.ne_missing(cid.shift(-1))).select("claim_id", "carried_forward", pl.col("carried_forward_year_one").alias("carried_year_one"))
     pending = ledger.filter(pl.col("applied").is_null()).select(cid.unique(maintain_order=True), pl.lit(True).alias("pending"))
-    claims = _in_order(claims, "claim_id")
+    claims = in_order(claims, "claim_id")
     claims = claims.with_columns(_cents_of(claims, ("credit_year_one", "credit_year_two")))
     decided = pl.col("status") == "decided"
     eligible = decided & pl.col("eligible").fill_null(False)
@@ -181,19 +182,6 @@ def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame)
         pending, on="claim_id", how="left", maintain_order="left",
     ).with_columns(pl.col("carried_forward", "carried_year_one").fill_null(0), pl.col("pending").fill_null(False))
     return Costs(out.select(list(CLAIM_COLUMNS)).cast(CLAIM_COLUMNS), lines)
-
-
-def _in_order(frame: pl.DataFrame, *keys: str) -> pl.DataFrame:
-    """``frame`` sorted by ``keys`` (each row's first key, then the next, ascending): as it is when
-    it is so already, as the batch writes its tables (a check of each row against the one before
-    costs a fraction of a sort)."""
-    ok, tied = pl.lit(False), pl.lit(True)
-    for k in keys:
-        ok = ok | (tied & (pl.col(k) > pl.col(k).shift()))
-        tied = tied & (pl.col(k) == pl.col(k).shift())
-    if frame.height < 2 or frame.select(ok.slice(1).fill_null(False).all()).item():
-        return frame
-    return frame.sort(*keys)
 
 
 def from_determination(claim_id: str, tax: str | None, det: dict) -> ClaimCost:

@@ -20,6 +20,7 @@ import polars as pl
 from ..batch.engine import (
     DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _unmatched, decide_planned, local_processes, payroll_rows, serial_map,
 )
+from ..batch.outputs import in_order
 from ..batch.tables import read_tables
 from ..law.parameter_set import ParameterSet
 from .cost import Costs, read_claims, taxes_of
@@ -59,7 +60,7 @@ def decide_scenarios(
         shutil.rmtree(scratch, ignore_errors=True)
     deciding = round(time.perf_counter() - started, 2)
     taxes = taxes_of(table)
-    decided = [(pl.concat([r[1][i].claims for r in results]).sort("claim_id"), pl.concat([r[1][i].ledger for r in results]).sort("claim_id", "period"))
+    decided = [(in_order(pl.concat([r[1][i].claims for r in results]), "claim_id"), in_order(pl.concat([r[1][i].ledger for r in results]), "claim_id", "period"))
                for i in range(len(sets))]
     unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
     refused = _unmatched(claims, payroll, pl.concat([c for c, _ in decided]), unrowed)  # as the batch refuses them

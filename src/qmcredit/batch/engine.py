@@ -387,8 +387,8 @@ def _run(
     try:
         results, n = decide_planned(lambda: read.pop() if read else read_tables(claims, periods), payroll, rows, rows_per_partition,
                                     min_partitions, mapper, local, jobs, scratch, (jsonl,), on_progress, keep=_spill(scratch / "results"))
-        claims_df = pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "claims"), memory_map=False) for k, _ in results]).sort("claim_id")
-        ledger_df = pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "ledger"), memory_map=False) for k, _ in results]).sort("claim_id", "period")
+        claims_df = outputs.in_order(pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "claims"), memory_map=False) for k, _ in results]), "claim_id")
+        ledger_df = outputs.in_order(pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "ledger"), memory_map=False) for k, _ in results]), "claim_id", "period")
         from .partition import invalid_json  # the rules' modules are loaded by now
 
         refused = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed})

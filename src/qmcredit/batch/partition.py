@@ -467,8 +467,8 @@ def decide_partition(
             for p, f, code in zip(chosen, figs, decided)
         ]
         lines.sort(key=lambda x: x[0])
-    out = pl.concat([claim_rows, pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA)]).sort("claim_id")
+    out = outputs.in_order(pl.concat([claim_rows, pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA)]), "claim_id")
     return PartitionResult(
-        out, ledger_rows.sort("claim_id", "period"), lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
+        out, outputs.in_order(ledger_rows, "claim_id", "period"), lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
         [ids[code] for code in sorted(set(range(len(ids))).difference(with_rows.to_list()))],
     )
