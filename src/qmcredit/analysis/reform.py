@@ -60,13 +60,10 @@ def decide_scenarios(
         shutil.rmtree(scratch, ignore_errors=True)
     deciding = round(time.perf_counter() - started, 2)
     taxes = taxes_of(table)
-    first = [r[1][0] for r in results]
-    info = {"partitions": n, "rows": sum(r.rows for r in first), "bad_rows": sum(r.bad_rows for r in first),
-            "orphan_rows": sum(r.orphan_rows for r in first)}
-    unrowed = {cid for r in first for cid in r.unrowed}  # the partitions' claims without a row: no second read of the payroll
+    read = {k: sum(getattr(r[1][0], k) for r in results) for k in ("rows", "bad_rows", "orphan_rows")}  # the first scenario's: the reading is shared
+    unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
     decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
     refused = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
-    del first
     out = []
     for i, (params, c) in enumerate(zip(sets, decided)):
         ln = in_order(pl.concat([r[1][i].ledger for r in results]), "claim_id", "period")
@@ -75,6 +72,6 @@ def decide_scenarios(
         if refused:
             c, ln = _refuse(c, ln, refused)
         out.append(Scenario(params, c, ln, read_claims(c, ln, taxes)))
-    info = {"claims": out[0].claims.height, **info,
+    info = {"claims": out[0].claims.height, "partitions": n, **read,
             "seconds": {"reading_and_deciding": deciding, "claims_refused_and_costs_read": round(time.perf_counter() - started - deciding, 2)}}
     return out, info
