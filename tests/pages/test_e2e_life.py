@@ -205,6 +205,7 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     assert "is whole" in page.locator("#chain").inner_text()
     page.get_by_label("Claim").fill(str(claim_id))
     page.get_by_role("button", name="Show").click()
+    page.wait_for_url(f"**claim={claim_id}&**")  # the filtered page loaded, not the one before it
     shown = page.locator("#events tbody tr td:first-child").all_inner_texts()
     claim_events = _api(page, base, f"/audit?entity=claim&entity_id={claim_id}")
     assert {str(e["id"]) for e in claim_events} <= set(shown)
@@ -214,8 +215,10 @@ def test_a_credits_life_through_the_pages(server, browser):  # noqa: F811
     _shot(page, "life-09-audit")
     page.get_by_label("Action").select_option("claim.amend")
     page.get_by_role("button", name="Show").click()
+    page.wait_for_url("**action=claim.amend**")
     assert page.locator("#events tbody tr").count() == 2
     page.get_by_role("link", name="API tokens").click()
+    page.wait_for_url("**/tokens")
     assert page.get_by_role("button", name="Make the token").count() == 0
     _shot(page, "life-10-tokens-auditor")
     context.close()
