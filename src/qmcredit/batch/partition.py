@@ -225,14 +225,15 @@ def _once(shared: dict | None, key: str, make):
     return shared[key]
 
 
-def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | None = None) -> tuple[pl.DataFrame, dict[int, tuple], pl.DataFrame]:
     """Type and check every payroll row (``payroll.check``, the work of ``normalize``, on the rows
     of ``read_rows``), then P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has
     a problem. ``constants``: one row per claim, in claim-id order, its row number being the
-    claim's code. Returns the monthly sums by claim code and month, and the bad rows. The rows'
-    typing needs no parameter: ``shared`` keeps it for the partition's other scenarios, and the
-    sums for any scenario whose ``constants`` (the hour tests, windows and options P1-P4 read)
-    are those of an earlier one."""
+    claim's code. Returns the monthly sums by claim code and month, P5's period sums of each
+    claim (``core.measured_sums``: made here, on the polars thread, while the headers are
+    prepared) and the bad rows. The rows' typing needs no parameter: ``shared`` keeps it for the
+    partition's other scenarios, and the sums for any scenario whose ``constants`` (the hour
+    tests, windows and options P1-P4 read) are those of an earlier one."""
     per_claim = lambda c: pl.lit(constants.get_column(c)).gather(pl.col("claim_id"))  # noqa: E731
 
     def typed_rows() -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -242,17 +243,18 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | N
 
     typed, bad = _once(shared, "typed", typed_rows)
     counted = shared.setdefault("counts", []) if shared is not None else []
-    for seen, sums in counted:  # a scenario whose parameters leave every claim's constants as they were: its counts
+    for seen, sums, by_claim in counted:  # a scenario whose parameters leave every claim's constants as they were: its counts
         if seen.equals(constants):
-            return sums, bad
+            return sums, by_claim, bad
     given = constants
     # A claim with a bad row, like one without a valid header, is given no base month: ``classify``
     # then puts its rows in no period and ``monthly`` leaves them out (cheaper than filtering them).
     unmeasured = pl.int_range(pl.len()).is_in(bad.get_column("claim_id").unique().implode())
     constants = constants.with_columns(pl.when(unmeasured).then(None).otherwise(pl.col("base_idx")).alias("base_idx"))
     sums = monthly(classify(_per_row(constants, typed))).collect(engine="streaming")  # 0.032 processor-s a million rows, not 0.040
-    counted.append((given, sums))
-    return sums, bad
+    by_claim = measured_sums(sums)
+    counted.append((given, sums, by_claim))
+    return sums, by_claim, bad
 
 
 def _per_row(constants: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
@@ -328,8 +330,9 @@ def _figures(chosen: list[Prepared], measured: list, members: dict[str, list[str
         figs[k] = f
     claim_rows, ledger_rows = key_figures([chosen[k] for k in redo], redone)
     kept = pl.Series([p.claim_id for p, same in zip(chosen, alike) if same], dtype=pl.Utf8).implode()
-    return (figs, pl.concat([claim_rows, first_claims.filter(pl.col("claim_id").is_in(kept))]),
-            pl.concat([ledger_rows, first_ledger.filter(pl.col("claim_id").is_in(kept))]))
+    # both in claim order (``chosen``'s), each claim's rows in one of them: merged, not sorted again
+    return (figs, claim_rows.merge_sorted(first_claims.filter(pl.col("claim_id").is_in(kept)), "claim_id"),
+            ledger_rows.merge_sorted(first_ledger.filter(pl.col("claim_id").is_in(kept)), ["claim_id", "period"]))
 
 
 #: What ``settle`` and ``key_figures`` read of a ``Prepared`` besides its ``Constants``.
@@ -433,7 +436,7 @@ def decide_partition(
                 raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
         measuring = polars_thread.submit(measure, looked, constants, payroll.name, shared)
         prepared, unprepared = _prepared(valid, cache, window_of, params, shared, of_claim)
-        per_month, bad = measuring.result()
+        per_month, sums, bad = measuring.result()
 
     found: dict[int, list[Problem]] = {}
     for code, source, message in bad.iter_rows():
@@ -457,7 +460,6 @@ def decide_partition(
         else:
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
-    sums = measured_sums(per_month)
     measured = [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
     figs, claim_rows, ledger_rows = _figures(chosen, measured, members, shared)
     if jsonl and decided:
@@ -467,7 +469,8 @@ def decide_partition(
             for p, f, code in zip(chosen, figs, decided)
         ]
         lines.sort(key=lambda x: x[0])
-    out = outputs.in_order(pl.concat([claim_rows, pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA)]), "claim_id")
+    # the decided claims' rows and the others', each in claim order: merged (``in_order`` then only checks them)
+    out = outputs.in_order(claim_rows.merge_sorted(pl.DataFrame(invalid_rows, schema=outputs.CLAIMS_SCHEMA), "claim_id"), "claim_id")
     return PartitionResult(
         out, outputs.in_order(ledger_rows, "claim_id", "period"), lines, rows, bad.height, orphans.len(), sorted(set(orphans.drop_nulls().to_list())),
         [ids[code] for code in sorted(set(range(len(ids))).difference(with_rows.to_list()))],
