@@ -100,8 +100,11 @@ def _constants(year_one: int, opts, params: ParameterSet) -> Constants:
 
 def cached_constants(header: ClaimHeader, cache: dict, params: ParameterSet | None = None) -> Constants:
     """``claim_constants``, computed once per (credit year one, options, parameter set): the
-    operations date matters only through the month credit year one starts (W1)."""
-    key = (year_one_first_month(header.location.operations_began, header.options), header.options, params)
+    operations date matters only through the month credit year one starts (W1). Both as the set
+    reads the header: a reform's options may move credit year one for some of the claims that
+    share it without them (``year_one_start``: those whose operations began on the first of a month)."""
+    read = header if params is None else params.header_for(header)
+    key = (year_one_first_month(read.location.operations_began, read.options), read.options, params)
     k = cache.get(key)  # one lookup: the key's hash (the options model's) is not cached
     if k is None:
         k = cache[key] = claim_constants(header, params)
@@ -345,15 +348,22 @@ def decide(claim: Claim) -> Determination:
     return decide_many([claim])[0]
 
 
-def _window_of(claim: Claim) -> tuple[str, str] | None:
+def first_site_window(first: ClaimHeader, site: str, params: ParameterSet | None = None) -> tuple[str, str]:
+    """E4 across locations: the taxpayer's window taken from its first listed location ``site``
+    (header ``first``), as (its first month "YYYY-MM", ``site``): that location's credit year one
+    (W1) under ``params``, whose option changes may move it, as they move the location's own."""
+    header = (params or baseline()).header_for(first)
+    y1 = year_one_first_month(header.location.operations_began, header.options)
+    return f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", site
+
+
+def _window_of(claim: Claim, params: ParameterSet | None) -> tuple[str, str] | None:
     """E4 across locations: the taxpayer's window when it is taken from the first listed
     location (several locations and no ``earlier_credit_period_start``)."""
     parts = claim.locations
     if not claim.parts or claim.header.taxpayer.earlier_credit_period_start is not None:
         return None
-    first = parts[0].header
-    y1 = year_one_first_month(first.location.operations_began, first.options)
-    return f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", parts[0].location_id
+    return first_site_window(parts[0].header, parts[0].location_id, params)
 
 
 def decide_many(claims: Sequence[Claim], explain: bool = True, params: ParameterSet | None = None) -> list[Determination]:
@@ -366,7 +376,7 @@ def decide_many(claims: Sequence[Claim], explain: bool = True, params: Parameter
     cache: dict = {}
     parts, returns = [], []
     for c in claims:
-        window = _window_of(c)
+        window = _window_of(c, params)
         first = len(parts)
         for part in c.locations:
             parts.append((part, prepare(part.header, part.location_id or c.source or part.header.taxpayer.id, cache, window, params)))

@@ -22,9 +22,8 @@ from datetime import date
 
 import polars as pl
 from ..claim import ClaimHeader, validate_header
-from ..core import NO_HOURS, Prepared, cached_constants, measured_months, measured_sums, prepare, prepared_again, present, read_after_prepare, settle
+from ..core import NO_HOURS, Prepared, cached_constants, first_site_window, measured_months, measured_sums, prepare, prepared_again, present, read_after_prepare, settle
 from ..core import measure as measure_claim
-from ..law.windows import year_one_first_month
 from ..law.parameter_set import ParameterSet, baseline
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..law.ledger import QUIET, carried_out, refunded
@@ -274,17 +273,17 @@ def _per_row(constants: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     return rows
 
 
-def _windows(members: dict[str, list[str]], valid: dict[str, ClaimHeader]) -> dict[str, tuple[str, str]]:
-    """E4 across locations: the taxpayer's window for each claim of a return after its first,
-    when the taxpayer gives no ``earlier_credit_period_start`` (the first claim's credit year one)."""
+def _windows(members: dict[str, list[str]], valid: dict[str, ClaimHeader], params: ParameterSet | None = None) -> dict[str, tuple[str, str]]:
+    """E4 across locations: the taxpayer's window for each claim of a return, when the taxpayer
+    gives no ``earlier_credit_period_start`` (the first claim's credit year one under ``params``,
+    ``core.first_site_window``)."""
     out = {}
     for cids in members.values():
         if not all(cid in valid for cid in cids) or valid[cids[0]].taxpayer.earlier_credit_period_start is not None:
             continue
-        first = valid[cids[0]]
-        y1 = year_one_first_month(first.location.operations_began, first.options)
+        window = first_site_window(valid[cids[0]], cids[0], params)
         for cid in cids:
-            out[cid] = (f"{y1 // 12:04d}-{y1 % 12 + 1:02d}", cids[0])
+            out[cid] = window
     return out
 
 
@@ -354,13 +353,16 @@ def _settles_alike(p: Prepared, m, before: tuple | None) -> bool:
 
 def _constants_of(shared: dict | None, of_claim: dict, cache: dict, params: ParameterSet | None):
     """``cached_constants`` of each claim (by id and header) under ``params``. Its key is the
-    month credit year one starts and the options (W1): the claims that share one ``Constants``
-    under the partition's first scenario (``shared``) share one under ``params`` too, so a later
-    scenario makes it once for them, not a key of the options' model a claim."""
+    month credit year one starts and the options (W1), as the set reads them: when neither the
+    partition's first scenario (``shared``) nor ``params`` changes an option, the claims that
+    share one ``Constants`` under the first share one under ``params`` too, so a later scenario
+    makes it once for them, not a key of the options' model a claim. A set that changes options
+    may group them otherwise (``cached_constants``), and is keyed claim by claim."""
+    plain = params is None or not params.options
     if shared is None:
         return lambda cid, header: cached_constants(header, cache, params)
-    first = shared.setdefault("constants", of_claim)  # the first scenario's, as it fills them
-    if first is of_claim:
+    first, first_plain = shared.setdefault("constants", (of_claim, plain))  # the first scenario's, as it fills them
+    if first is of_claim or not (plain and first_plain):
         return lambda cid, header: cached_constants(header, cache, params)
     again: dict[int, object] = {}  # id of the first scenario's Constants -> this scenario's (those are kept alive by ``first``)
 
@@ -412,7 +414,7 @@ def decide_partition(
         valid, invalid = _once(shared, "headers", lambda: headers(claims, periods))
         members = return_members(claims, ids)
         disagreeing(members, valid, invalid)
-        window_of = _windows(members, valid)
+        window_of = _windows(members, valid, params)
         cache: dict = {}
         consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         of_claim: dict = {}  # each valid claim's Constants, for prepare
