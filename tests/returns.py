@@ -1,7 +1,10 @@
 """Builders of several-location claims (L6) for the tests: locations whose new positions are
-known by construction."""
+known by construction, and the batch's claims and payroll tables of such locations."""
 
 from __future__ import annotations
+
+import csv
+import json
 
 from .conftest import employee, months
 
@@ -31,3 +34,21 @@ def return_claim(sites: list[dict], periods: list[dict], earlier: str | None = N
         "taxpayer": {"id": "22-0000012", "name": "Return Co", "tax": "cbt", "uez_benefit": False, "earlier_credit_period_start": earlier},
         "locations": sites, "periods": periods, "options": options,
     }
+
+
+def write(tmp_path, rows: list[tuple[str, str, dict, list]]) -> tuple:
+    """A claims table (claim id, taxpayer id, location, periods) and the payroll table of the locations."""
+    claims, payroll = tmp_path / "claims.csv", tmp_path / "payroll.csv"
+    with claims.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["claim_id", "taxpayer_id", "tax", "municipality", "address", "operations_began", "periods"])
+        for cid, tp, s, periods in rows:
+            w.writerow([cid, tp, "cbt", s["municipality"], s["address"], s["operations_began"], json.dumps(periods)])
+    with payroll.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["claim_id", "employee_id", "month", "hours"])
+        for cid, _, s, _ in rows:
+            for e in s["employees"]:
+                for m, h in e["hours"].items():
+                    w.writerow([cid, e["id"], m, h])
+    return claims, payroll

@@ -14,8 +14,8 @@ import qmcredit
 from qmcredit.core import decide_many
 from qmcredit.law.parameter_set import reform_from_dict
 
-from ..batch.test_returns import write
-from ..returns import period, return_claim, site
+from ..conftest import base_claim
+from ..returns import period, return_claim, site, write
 from .conftest import qmcredit as run
 
 #: "a" began on the first of March 2004: its credit year one starts in March under the reform,
@@ -54,9 +54,7 @@ def test_W1_claims_that_share_credit_year_one_without_the_reform_each_get_their_
     """One run's claims share their ``Constants`` by credit year one and options: under the
     reform, "a" (began on the first) starts in March and "b" in April though both start in April
     without it, however many claims the run decides."""
-    docs = [{**return_claim([s], PERIODS), "taxpayer": {"id": f"T-{s['id']}", "tax": "cbt"}} for s in SITES]
-    docs = [{**{k: v for k, v in d.items() if k != "locations"}, "location": {k: v for k, v in d["locations"][0].items() if k not in ("id", "employees")},
-             "employees": d["locations"][0]["employees"]} for d in docs]
+    docs = [base_claim(s["employees"], PERIODS, began=s["operations_began"]) for s in SITES]
     reform = reform_from_dict({"name": "same_month", "change": [CHANGE]})
     dets = [d.to_dict(explain=False) for d in decide_many([qmcredit.claim_from_json(json.dumps(d)) for d in docs], explain=False, params=reform)]
     assert [d["windows"]["year_one"]["start"] for d in dets] == ["2004-03-01", "2004-04-01"]

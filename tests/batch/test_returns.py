@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 
 import polars as pl
@@ -12,30 +11,12 @@ import pytest
 import qmcredit
 from qmcredit.batch import engine
 
-from ..returns import period, return_claim, site
+from ..returns import period, return_claim, site, write
 
 BEGAN = "2004-03-15"
 PERIODS = [period(2004, "10000.00"), period(2005, "14000.00"), period(2006, "6000.00"), period(2007, "40000.00")]
 SITES = [site("a", BEGAN, base=2, new_one=4, new_two=4), site("b", BEGAN, base=1, new_one=3, new_two=1),
          site("c", "2004-04-20", base=1, new_one=2, new_two=2)]  # c: another month, fails E4 alone
-
-
-def write(tmp_path, rows: list[tuple[str, str, dict, list]]) -> tuple:
-    """A claims table (claim id, taxpayer id, location, periods) and the payroll table of the locations."""
-    claims, payroll = tmp_path / "claims.csv", tmp_path / "payroll.csv"
-    with claims.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["claim_id", "taxpayer_id", "tax", "municipality", "address", "operations_began", "periods"])
-        for cid, tp, s, periods in rows:
-            w.writerow([cid, tp, "cbt", s["municipality"], s["address"], s["operations_began"], json.dumps(periods)])
-    with payroll.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["claim_id", "employee_id", "month", "hours"])
-        for cid, _, s, _ in rows:
-            for e in s["employees"]:
-                for m, h in e["hours"].items():
-                    w.writerow([cid, e["id"], m, h])
-    return claims, payroll
 
 
 def as_compute(tp: str) -> dict:
