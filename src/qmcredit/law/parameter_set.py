@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +85,10 @@ class ParameterSet:
 
     def options_for(self, options: Options, year_one_start: date) -> Options:
         """A claim's options under this set: the reform's option changes in force at the start of
-        its credit year one (as its own options place it) replace its own choices."""
-        update = {c.name: c.value for c in self.options if c.start <= year_one_start}
-        if not update:
-            return options
-        return Options.model_validate({**options.model_dump(), **update})
+        its credit year one (as its own options place it) replace its own choices. Read once per
+        (set, options, start): a batch reads each claim's header under its set twice (for its
+        constants, then to prepare it), and its claims share a few options and a few hundred starts."""
+        return _options_under(self, options, year_one_start)
 
     def header_for(self, header):
         """A claim header with its options under this set (``options_for``); the header itself
@@ -99,6 +98,15 @@ class ParameterSet:
         start = windows(header.location.operations_began, header.options).year_one.start
         opts = self.options_for(header.options, start)
         return header if opts == header.options else header.model_copy(update={"options": opts})
+
+
+@lru_cache(maxsize=8192)
+def _options_under(params: ParameterSet, options: Options, year_one_start: date) -> Options:
+    """``ParameterSet.options_for``, uncached."""
+    update = {c.name: c.value for c in params.options if c.start <= year_one_start}
+    if not update:
+        return options
+    return Options.model_validate({**options.model_dump(), **update})
 
 
 @cache
