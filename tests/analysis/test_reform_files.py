@@ -100,3 +100,24 @@ def test_a_bad_reform_file_is_reported_change_by_change(data, tmp_path):
     for where in ("change[0].parameter", "change[1].cite", "change[1].value", "change[2].value"):
         assert where in done.stderr, (where, done.stderr)
     assert not (tmp_path / "out").exists()
+
+
+def _as_received(params) -> tuple[int, bool, str]:
+    """In a worker process: the set it was sent, by identity."""
+    return id(params), params is baseline(), params.name
+
+
+def test_a_set_sent_to_a_worker_process_is_one_object_there():
+    """A partition's task carries its parameter sets to a worker process (pickled): there, a set
+    is one object however many partitions carry it, and the baseline is the baseline, so that the
+    caches keyed by a set (its hash is its identity) serve every partition, not one."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    amounts = reform_from_dict({"name": "amounts", "change": [{"name": "More", "parameter": "amount_year_one", "value": "3000", "from": "2000-01-01", **CITED}]})
+    other = reform_from_dict({"name": "amounts", "change": [{"name": "More", "parameter": "amount_year_one", "value": "3500", "from": "2000-01-01", **CITED}]})
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as worker:
+        sent = [worker.submit(_as_received, p).result() for p in (amounts, amounts, other, baseline(), baseline())]
+    assert sent[0] == sent[1] and sent[0][1:] == (False, "amounts")
+    assert sent[2][0] != sent[0][0]  # another content: another set, though named alike
+    assert sent[3] == sent[4] and sent[3][1] is True

@@ -9,9 +9,11 @@ a batch's caches are keyed by it. The reform file's format is in docs/analysis.m
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache
@@ -79,6 +81,17 @@ class ParameterSet:
     def parameter(self, name: str) -> Parameter:
         return self.credit[name]
 
+    def __reduce__(self):
+        """Pickled (a partition's task, to a worker process) as the baseline itself, or as its
+        fields with a digest of them, and unpickled as the one set of that digest in the process
+        that receives it (``_received``). A set is hashed by identity: a new object a partition
+        would miss every cache keyed by it (``core._constants``, ``Thresholds.at``, the minimum
+        taxes) in each partition, not once a process."""
+        if self is baseline():
+            return (baseline, ())
+        parts = tuple(getattr(self, f.name) for f in fields(self))
+        return (_received, (hashlib.sha256(pickle.dumps(parts)).hexdigest(), parts))
+
     def qualified(self, when: date) -> tuple[Municipality, ...]:
         """E2: the qualified municipalities for a claim whose credit year one starts ``when``."""
         return tuple(q.municipality for q in self.municipalities if q.holds(when))
@@ -98,6 +111,18 @@ class ParameterSet:
         start = windows(header.location.operations_began, header.options).year_one.start
         opts = self.options_for(header.options, start)
         return header if opts == header.options else header.model_copy(update={"options": opts})
+
+
+_RECEIVED: dict[str, ParameterSet] = {}  # digest of a set's fields -> the set, as this process received it
+
+
+def _received(digest: str, parts: tuple) -> ParameterSet:
+    """The set of ``digest`` (``ParameterSet.__reduce__``): made of ``parts`` the first time this
+    process receives it, the same object every time after."""
+    made = _RECEIVED.get(digest)
+    if made is None:
+        made = _RECEIVED[digest] = ParameterSet(*parts)
+    return made
 
 
 @lru_cache(maxsize=8192)
