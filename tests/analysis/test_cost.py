@@ -241,3 +241,26 @@ def test_the_batch_tables_and_the_determinations_give_the_same_costs(data, tmp_p
     assert claim_table(columns).equals(claim_table(frame_of(office)))
     both = analysis_tables({"baseline": columns, "again": office})
     assert set(both["changes"].row(0, named=True).items()) >= {("same", len(office)), ("gain", 0), ("lose", 0), ("timing", 0)}
+
+
+def test_a_reform_tells_the_claims_whose_ledger_lines_differ_alike_row_by_row_or_by_period():
+    """The ``change`` of a claim (``tables._change``) reads whether its decided ledger lines are the
+    same under the reform: compared row by row when both scenarios have the same claims' same
+    periods, else matched by claim and period first (a line in one only differs)."""
+    from qmcredit.analysis.cost import CLAIM_COLUMNS, LINE_COLUMNS, Costs
+    from qmcredit.analysis.tables import _same_lines
+
+    def costs(rows):
+        lines = pl.DataFrame([(cid, n, 2005, 100, applied, 0, 0, 100, applied, 0) for cid, n, applied in rows], schema=LINE_COLUMNS, orient="row")
+        return Costs(pl.DataFrame(schema=CLAIM_COLUMNS), lines)
+
+    def differing(base, other):
+        got = _same_lines(base, other)
+        assert got.get_column("_same_lines").to_list() == [False] * got.height
+        return sorted(got.get_column("claim_id").to_list())
+
+    base = costs([("a", 0, 50), ("a", 1, 50), ("b", 0, 50), ("c", 0, 50)])
+    assert differing(base, base) == []
+    assert differing(base, costs([("a", 0, 50), ("a", 1, 50), ("b", 0, 60), ("c", 0, 50)])) == ["b"]  # row by row
+    assert differing(base, costs([("a", 0, 50), ("a", 1, 50), ("a", 2, 50), ("b", 0, 60)])) == ["a", "b", "c"]  # by period
+    assert differing(base, costs([("a", 0, 50), ("a", 1, 50), ("b", 0, 50), ("d", 0, 50)])) == ["c", "d"]
