@@ -10,7 +10,6 @@ a batch's caches are keyed by it. The reform file's format is in docs/analysis.m
 from __future__ import annotations
 
 import hashlib
-import pickle
 import re
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -84,9 +83,11 @@ class ParameterSet:
     def __reduce__(self):
         """Pickled (a partition's task, to a worker process) as the baseline itself, or as its
         fields with a digest of them, and unpickled as the one set of that digest in the process
-        that receives it (``_received``). A set is hashed by identity: a new object a partition
-        would miss every cache keyed by it (``core._constants``, ``Thresholds.at``, the minimum
-        taxes) in each partition, not once a process."""
+        that receives it (``_received``). A set is hashed by identity: were each partition given a
+        new object, every cache keyed by the set (``core._constants``, ``Thresholds.at``, the
+        minimum taxes) would miss once a partition, not once a process."""
+        import pickle  # here, not at the top: only a set sent to another process needs it (one claim's start-up does not)
+
         if self is baseline():
             return (baseline, ())
         parts = tuple(getattr(self, f.name) for f in fields(self))
