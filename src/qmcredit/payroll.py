@@ -454,10 +454,17 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     rows = rows.with_columns(
         pl.when(pl.col("month_idx").is_not_null() & second).then(pl.lit(_DUPLICATE, dtype=pl.UInt8)).otherwise(pl.col("_code")).alias("_code"),
         first.alias("_first"),
-    ).with_columns(pl.when(pl.col("_code").is_not_null()).then(_message()).alias("problem"))
-    if written:
-        rows = rows.with_columns(pl.when(pl.col("problem").is_not_null()).then(pl.col("source")).alias("source"))
-    return rows.select(order).collect().lazy()
+    ).collect()
+    # the words only for the rows with a problem: written for every row, they cost more than the parsing
+    at = rows.get_column("_code").is_not_null().arg_true()
+    problem = pl.Series("problem", [None] * rows.height, dtype=pl.Utf8)
+    if at.len():
+        problem = problem.scatter(at, rows[at].select(_message()).to_series())
+    extra = [problem]
+    if written:  # the source kept only where a row has a problem
+        extra.append(pl.Series("source", [None] * rows.height, dtype=pl.Utf8).scatter(at, rows.get_column("source")[at]))
+        rows = rows.drop("source")
+    return rows.hstack(extra).select(order).lazy()
 
 
 @cache
