@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
+from qmcredit import money as money_module
 from qmcredit import payroll
 from qmcredit.money import exact_decimal, exact_decimal_text, money, money_text
 
@@ -25,7 +26,20 @@ denominators = st.one_of(
 @settings(max_examples=200, deadline=None)
 def test_exact_decimal_text_is_exact_decimal(pairs):
     frame = pl.DataFrame({"n": pl.Series([n for n, _ in pairs], dtype=pl.Int128), "d": pl.Series([d for _, d in pairs], dtype=pl.Int128)})
-    assert exact_decimal_text(frame, "n", "d").to_list() == [exact_decimal(Fraction(n, d)) for n, d in pairs]
+    for _ in _columnar_then_row_by_row():
+        assert exact_decimal_text(frame, "n", "d").to_list() == [exact_decimal(Fraction(n, d)) for n, d in pairs]
+
+
+def _columnar_then_row_by_row():
+    """Runs the loop's body twice: ``exact_decimal_text`` with every frame written by its
+    queries, then every frame written row by row (as it writes a frame of at most ``FEW_VALUES`` values)."""
+    kept = money_module.FEW_VALUES
+    try:
+        for few in (-1, 10**9):
+            money_module.FEW_VALUES = few
+            yield few
+    finally:
+        money_module.FEW_VALUES = kept
 
 
 @given(st.lists(st.tuples(st.integers(0, 10**36), st.integers(0, 10**20), denominators), min_size=1, max_size=20))
@@ -33,13 +47,17 @@ def test_exact_decimal_text_is_exact_decimal(pairs):
 def test_exact_decimal_text_of_several_numerators_is_each_alone(rows):
     """The batch writes its five position figures, all over one denominator, in one query."""
     frame = pl.DataFrame({k: pl.Series([r[i] for r in rows], dtype=pl.Int128) for i, k in enumerate(("a", "b", "d"))})
-    together = exact_decimal_text(frame, ["a", "b"], "d")
-    assert [s.to_list() for s in together] == [exact_decimal_text(frame, "a", "d").to_list(), exact_decimal_text(frame, "b", "d").to_list()]
+    for _ in _columnar_then_row_by_row():
+        together = exact_decimal_text(frame, ["a", "b"], "d")
+        assert [s.to_list() for s in together] == [exact_decimal_text(frame, "a", "d").to_list(), exact_decimal_text(frame, "b", "d").to_list()]
+        assert [s.name for s in together] == ["a", "b"]
 
 
 def test_exact_decimal_text_keeps_nulls():
     frame = pl.DataFrame({"n": pl.Series([None, 1], dtype=pl.Int128), "d": pl.Series([None, 3], dtype=pl.Int128)})
-    assert exact_decimal_text(frame, "n", "d").to_list() == [None, "0.333333"]
+    for _ in _columnar_then_row_by_row():
+        written = exact_decimal_text(frame, "n", "d")
+        assert written.to_list() == [None, "0.333333"] and written.dtype == pl.Utf8
 
 
 @given(st.lists(st.integers(0, 10**17), min_size=1, max_size=40))

@@ -110,13 +110,24 @@ def _twos_fives(n: int) -> tuple[int, int, int]:
     return twos, fives, n
 
 
+#: Up to this many values (rows x numerators), ``exact_decimal_text`` writes each by
+#: ``exact_decimal`` itself: a claim's few distinct quotients cost less so than the queries'
+#: fixed costs (~0.9 ms; 64 values: 0.11 ms row by row, 0.97 ms by the queries).
+FEW_VALUES = 256
+
+
 def exact_decimal_text(frame: pl.DataFrame, num: str | list[str], den: str, places: int = 6) -> pl.Series | list[pl.Series]:
     """``exact_decimal(num / den)`` for every row of ``frame`` (zero or more; null stays null),
     in whole-number columns: every digit when the fraction terminates (at least ``places``), else
     half-up to ``places``. A row whose digits would not fit ``Int128`` is written by
-    ``exact_decimal`` itself. ``num`` a list: one Series per numerator, all over ``den``, in one
-    query."""
+    ``exact_decimal`` itself, as is every row of a frame of at most ``FEW_VALUES`` values.
+    ``num`` a list: one Series per numerator, all over ``den``, in one query."""
     nums = [num] if isinstance(num, str) else num
+    if frame.height * len(nums) <= FEW_VALUES:
+        d = frame.get_column(den).to_list()
+        results = [pl.Series(n, [None if a is None or b is None else exact_decimal(Fraction(a, b), places) for a, b in zip(frame.get_column(n).to_list(), d)],
+                             dtype=pl.Utf8) for n in nums]
+        return results[0] if isinstance(num, str) else results
     dens = frame.get_column(den).drop_nulls().unique()
     reach = [max(*_twos_fives(d)[:2], places) for d in dens.to_list()]  # places a terminating fraction can need
     table = pl.DataFrame({
