@@ -121,3 +121,22 @@ def test_a_set_sent_to_a_worker_process_is_one_object_there():
     assert sent[0] == sent[1] and sent[0][1:] == (False, "amounts")
     assert sent[2][0] != sent[0][0]  # another content: another set, though named alike
     assert sent[3] == sent[4] and sent[3][1] is True
+
+
+def test_a_killed_runs_partition_files_are_removed_by_the_next_run(data, tmp_path):
+    """A reform killed while deciding (SIGKILL: nothing of it runs again) leaves its partition
+    files in ``.qmcredit-reform-PID-*``; the next run in that folder removes them, as the batch
+    removes its own, and leaves those of a run still going (its process alive)."""
+    import os
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    out = tmp_path / "out"
+    killed, running = out / f".qmcredit-reform-{int(gone.stdout)}-abc", out / f".qmcredit-reform-{os.getpid()}-def"
+    for folder in (killed, running):
+        (folder / "part-0").mkdir(parents=True)
+        (folder / "part-0" / "rows.arrow").write_bytes(b"rows")
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--out", str(out))
+    assert not killed.exists() and (running / "part-0" / "rows.arrow").read_bytes() == b"rows"
+    assert sorted(p.name for p in out.glob(".qmcredit-reform-*")) == [running.name]  # the run's own removed once done

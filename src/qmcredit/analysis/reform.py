@@ -8,6 +8,7 @@ read (the hour tests, the windows, the options: ``partition.measure``)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -20,7 +21,7 @@ import polars as pl
 from ..batch.engine import (
     DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _unmatched, decide_planned, local_processes, payroll_rows, serial_map,
 )
-from ..batch.outputs import in_order
+from ..batch.outputs import in_order, remove_stale
 from ..batch.tables import read_tables
 from ..law.parameter_set import ParameterSet
 from .cost import Costs, read_claims, taxes_of
@@ -51,7 +52,9 @@ def decide_scenarios(
     rows = payroll_rows(payroll)
     local = mapper is None
     jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
-    scratch = Path(tempfile.mkdtemp(prefix=".qmcredit-reform-", dir=workdir))
+    if workdir is not None:  # a killed run's partition files (its process gone), as the batch clears its own
+        remove_stale(workdir, ".qmcredit-reform-")
+    scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-reform-{os.getpid()}-", dir=workdir))
     try:
         with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
             results, n = decide_planned(lambda: (table, ptable), payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
