@@ -455,7 +455,7 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
         pl.when(pl.col("month_idx").is_not_null() & second).then(pl.lit(_DUPLICATE, dtype=pl.UInt8)).otherwise(pl.col("_code")).alias("_code"),
         first.alias("_first"),
     ).collect()
-    # the words only for the rows with a problem: written for every row, they cost more than the parsing
+    # the words only for the rows with a problem: written for every row, they cost about as much as the parsing
     at = rows.get_column("_code").is_not_null().arg_true()
     problem = pl.Series("problem", [None] * rows.height, dtype=pl.Utf8)
     if at.len():
