@@ -623,7 +623,12 @@ def _decide_indexed(
         if sets is None:
             return k, _rules()(claims, periods, payroll, jsonl, ids, reading)
         shared: dict = {}
-        return k, [_rules()(claims, periods, payroll, jsonl, ids, reading, params, shared) for params in sets]
+        results = [_rules()(claims, periods, payroll, jsonl, ids, reading, params, shared) for params in sets]
+        # let go of what the scenarios shared (every claim's header, Prepared, Figures) while the
+        # collector is still paused: reference counting frees it; alive when the collector comes
+        # back, its first pass scanned all of it (0.12 s a partition of 1.6 million rows)
+        del shared
+        return k, results
 
 
 @functools.cache
