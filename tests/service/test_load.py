@@ -58,3 +58,19 @@ def test_two_worker_processes_on_sqlite_take_turns_and_keep_one_chain(tmp_path, 
     assert result["lost"] == 0 and result["server_errors"] == 0 and result["stored"] == 40
     assert broken is None and count > 40 * 4
     assert Path(url.removeprefix("sqlite:///") + ".writers").exists()
+
+
+def test_a_worker_process_keeps_its_start_up_out_of_the_collectors_reach(tmp_path):
+    """A worker's app (``app_from_env``, what ``qmcredit serve --workers N`` starts in each
+    process) moves what start-up made out of reach of the cyclic collector (``gc.freeze``): a full
+    collection does not scan the modules and the app again at every few dozen filings."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import gc; from qmcredit.service.app import app_from_env; before = gc.get_freeze_count(); app_from_env(); "
+            "print(before, gc.get_freeze_count())")
+    env = {**os.environ, "QMCREDIT_DATABASE_URL": f"sqlite:///{tmp_path}/office.sqlite3"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    before, after = map(int, done.stdout.split())
+    assert before == 0 and after > 100_000

@@ -3,6 +3,8 @@ limit, signed sessions and the error handlers."""
 
 from __future__ import annotations
 
+import gc
+
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, RedirectResponse
@@ -82,4 +84,15 @@ def create_app(settings: Settings | None = None, db: Database | None = None) -> 
 
 def app_from_env() -> FastAPI:
     """The application as configured by the environment (for ``uvicorn --factory`` and worker processes)."""
-    return create_app(Settings.from_env())
+    app = create_app(Settings.from_env())
+    collector_past_start_up()
+    return app
+
+
+def collector_past_start_up() -> None:
+    """Every object alive once the office has started (the modules, the app, the rules'
+    parameters) moved out of reach of Python's cyclic collector (``gc.freeze``), what start-up
+    left as garbage collected first: each full collection scanned them all again (~0.13 s, twice
+    in 400 filings). Reference counting frees as ever."""
+    gc.collect()
+    gc.freeze()

@@ -24,7 +24,7 @@ def serve(
     """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
     import uvicorn
 
-    from .app import create_app
+    from .app import collector_past_start_up, create_app
     from .db import Database
     from .seed import DEMO_PASSWORD, seed
 
@@ -52,6 +52,7 @@ def serve(
         os.environ.setdefault("POLARS_MAX_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
         uvicorn.run("qmcredit.service.app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info")
     else:
+        collector_past_start_up()
         uvicorn.run(app, host=host, port=port, log_level="info")
 
 
