@@ -438,12 +438,7 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     order = [*df.columns, *(["source"] if written else []), "month_idx", "problem"]
     if df.height >= LOOKUP_FROM_ROWS:
         rows, found = check(df.lazy(), as_of_idx=as_of_idx, source=source)
-        at = found.get_column("_i")
-        problem = pl.Series("problem", [None] * rows.height, dtype=pl.Utf8).scatter(at, found.get_column("problem"))
-        extra = [problem]
-        if written:
-            extra.append(pl.Series("source", [None] * rows.height, dtype=pl.Utf8).scatter(at, found.get_column("source")))
-        return rows.hstack(extra).select(order).lazy()
+        return _with_problems(rows, found.get_column("_i"), found.get_column("problem"), found.get_column("source") if written else None, order)
     typed = _parse(df.lazy().with_columns(pl.col(c).alias(f"_raw_{c}") for c in _PARSERS), _PARSERS).with_columns(
         pl.col("employee_id").cast(pl.Utf8).str.strip_chars())
     rows = typed.with_columns(_code(_checks(as_of_idx)))
@@ -457,13 +452,18 @@ def normalize(lf: pl.LazyFrame, *, as_of_idx: int | pl.Expr | None = None, sourc
     ).collect()
     # the words only for the rows with a problem: written for every row, they cost about as much as the parsing
     at = rows.get_column("_code").is_not_null().arg_true()
-    problem = pl.Series("problem", [None] * rows.height, dtype=pl.Utf8)
-    if at.len():
-        problem = problem.scatter(at, rows[at].select(_message()).to_series())
-    extra = [problem]
-    if written:  # the source kept only where a row has a problem
-        extra.append(pl.Series("source", [None] * rows.height, dtype=pl.Utf8).scatter(at, rows.get_column("source")[at]))
-        rows = rows.drop("source")
+    bad = rows[at]
+    words = bad.select(_message()).to_series() if bad.height else pl.Series(dtype=pl.Utf8)
+    return _with_problems(rows.drop("source") if written else rows, at, words, bad.get_column("source") if written else None, order)
+
+
+def _with_problems(rows: pl.DataFrame, at: pl.Series, problems: pl.Series, sources: pl.Series | None, order: list[str]) -> pl.LazyFrame:
+    """``normalize``'s result: ``rows`` with ``problem`` set at the rows ``at`` (null elsewhere)
+    and, when the source is written only where a row has a problem, ``source`` as ``sources``
+    there; in the columns' ``order``."""
+    extra = [pl.Series("problem", [None] * rows.height, dtype=pl.Utf8).scatter(at, problems)]
+    if sources is not None:
+        extra.append(pl.Series("source", [None] * rows.height, dtype=pl.Utf8).scatter(at, sources))
     return rows.hstack(extra).select(order).lazy()
 
 
