@@ -264,3 +264,24 @@ def test_a_reform_tells_the_claims_whose_ledger_lines_differ_alike_row_by_row_or
     assert differing(base, costs([("a", 0, 50), ("a", 1, 50), ("b", 0, 60), ("c", 0, 50)])) == ["b"]  # row by row
     assert differing(base, costs([("a", 0, 50), ("a", 1, 50), ("a", 2, 50), ("b", 0, 60)])) == ["a", "b", "c"]  # by period
     assert differing(base, costs([("a", 0, 50), ("a", 1, 50), ("b", 0, 50), ("d", 0, 50)])) == ["c", "d"]
+
+
+def test_money_read_from_the_batch_tables_is_checked_unless_made_in_this_process(data, tmp_path):
+    """``read_claims`` reads a ledger's money text as cents through a two-place decimal, which
+    would read ``12.345`` as 1234 cents: text from a file is first checked to be money of two
+    decimals, and refused otherwise (``_cents``); tables the reform has just made
+    (``made_here``, their money written by ``money_text``) are read alike without the check."""
+    from qmcredit.analysis.cost import read_claims, taxes_of
+    from qmcredit.batch.tables import read_tables
+
+    qmcredit("batch", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+             "--out", str(tmp_path / "batch"))
+    claims, ledger = (pl.read_parquet(tmp_path / "batch" / f"{t}.parquet") for t in ("claims", "ledger"))
+    taxes = taxes_of(read_tables(data / "in/claims.parquet", None)[0])
+    checked, trusted = read_claims(claims, ledger, taxes), read_claims(claims, ledger, taxes, made_here=True)
+    assert checked.claims.equals(trusted.claims) and checked.lines.equals(trusted.lines)
+    assert checked.lines.get_column("applied").sum() > 0
+    for bad in ("12.345", "1e3", "12.3", "+1.00"):
+        spoiled = ledger.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(pl.lit(bad)).otherwise(pl.col("applied")).alias("applied"))
+        with pytest.raises(ValueError, match="is not money with two decimals"):
+            read_claims(claims, spoiled, taxes)

@@ -63,16 +63,18 @@ def _cents(text: str | None) -> int | None:
     return int(whole + cents)
 
 
-def _cents_of(frame: pl.DataFrame, columns: Iterable[str]) -> list[pl.Expr]:
+def _cents_of(frame: pl.DataFrame, columns: Iterable[str], made_here: bool = False) -> list[pl.Expr]:
     """``_cents`` of text columns, as expressions (null stays null); a value that is not money of
-    two decimals is refused as ``_cents`` refuses it."""
+    two decimals is refused as ``_cents`` refuses it (``made_here``: written by ``money_text``
+    in this process, so known to be such money)."""
     columns = list(columns)
-    bad = frame.select(pl.col(columns).is_not_null() & ~pl.col(columns).str.contains(r"^-?\d+\.\d\d$")).select(pl.any_horizontal(pl.all()).any())
-    if bad.item():
+    bad = pl.col(columns).is_not_null() & ~pl.col(columns).str.contains(r"^-?\d+\.\d\d$")
+    if not made_here and frame.select(bad).select(pl.any_horizontal(pl.all()).any()).item():
         for k in columns:
             for v in frame.get_column(k).drop_nulls():
                 _cents(v)
-    return [pl.col(k).str.replace(".", "", literal=True).cast(pl.Int64).alias(k) for k in columns]
+    # each text now -?digits.dd: read as a two-place decimal, its integer is the cents (exact)
+    return [pl.col(k).cast(pl.Decimal(18, 2)).to_physical().cast(pl.Int64).alias(k) for k in columns]
 
 
 @dataclass(slots=True)
@@ -151,14 +153,17 @@ def _band(average_base: pl.Expr) -> pl.Expr:
             .when(employees < 250).then(pl.lit("50-249")).otherwise(pl.lit("250+")))
 
 
-def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame) -> Costs:
+def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame, made_here: bool = False) -> Costs:
     """Each claim of a batch's ``claims`` and ``ledger`` tables (schemas of ``batch.outputs``);
-    ``taxes``: claim id -> tax (``taxes_of``)."""
-    ledger = in_order(ledger, "claim_id", "period")
+    ``taxes``: claim id -> tax (``taxes_of``). ``made_here``: tables this process has just
+    made (``analysis.reform``), in order, their money written by ``money_text``: not checked
+    again (a table read from a file is: ``_cents_of``)."""
+    if not made_here:
+        ledger = in_order(ledger, "claim_id", "period")
     money = ("allowed", "applied", "refund", "forfeited", "allowed_year_one", "applied_year_one", "forfeited_year_one",
              "carried_forward", "carried_forward_year_one")
-    done = ledger.filter(pl.col("applied").is_not_null())
-    done = done.with_columns(_cents_of(done, money))
+    done = ledger.filter(pl.col("applied").is_not_null()) if ledger.get_column("applied").null_count() else ledger
+    done = done.with_columns(_cents_of(done, money, made_here))
     cid, row = pl.col("claim_id"), pl.int_range(pl.len(), dtype=pl.UInt32)
     lines = done.select(
         "claim_id", (row - pl.when(cid.ne_missing(cid.shift())).then(row).forward_fill()).alias("n"),  # its place among its claim's rows
@@ -168,8 +173,8 @@ def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame)
     ).cast(LINE_COLUMNS)
     last = done.filter(cid.ne_missing(cid.shift(-1))).select("claim_id", "carried_forward", pl.col("carried_forward_year_one").alias("carried_year_one"))
     pending = ledger.filter(pl.col("applied").is_null()).select(cid.unique(maintain_order=True), pl.lit(True).alias("pending"))
-    claims = in_order(claims, "claim_id")
-    claims = claims.with_columns(_cents_of(claims, ("credit_year_one", "credit_year_two")))
+    claims = claims if made_here else in_order(claims, "claim_id")
+    claims = claims.with_columns(_cents_of(claims, ("credit_year_one", "credit_year_two"), made_here))
     decided = pl.col("status") == "decided"
     eligible = decided & pl.col("eligible").fill_null(False)
     new = lambda k: pl.when(eligible & pl.col(k).is_not_null()).then(pl.col(k)).otherwise(pl.lit(str(NO_POSITIONS)))  # noqa: E731
@@ -216,7 +221,8 @@ def _places(text: pl.Expr) -> pl.Expr:
 def per_claim(costs: Costs) -> pl.DataFrame:
     """Each claim's figures: its lines summed (cents), its cost, its new positions (C1: the larger
     year's, as its text) and their places, and the fiscal year of its last decided period."""
-    sums = costs.lines.group_by("claim_id").agg(*(pl.col(k).sum() for k in _LINE_MONEY), pl.col("fiscal_year").sort_by("n").last().alias("last_fy"))
+    # a group keeps its rows' order, the lines' period order (``n``): its last is the last period's
+    sums = costs.lines.group_by("claim_id", maintain_order=True).agg(*(pl.col(k).sum() for k in _LINE_MONEY), pl.col("fiscal_year").last().alias("last_fy"))
     frame = costs.claims.join(sums, on="claim_id", how="left", maintain_order="left").with_columns(pl.col(_LINE_MONEY).fill_null(0))
     places = {k: _places(pl.col(k)) for k in ("new_one", "new_two")}
     scale = frame.select(pl.max_horizontal(*(p.max() for p in places.values()))).item() or 6
@@ -301,7 +307,8 @@ def cost_tables(costs: Costs | list[ClaimCost], scenario: str = "baseline") -> d
     totals = {"scenario": scenario, "claims": every.height, "decided": decided.height, "invalid": every.height - decided.height,
               "pending_claims": decided.get_column("pending").sum(), **group}
     fy_fields = ("allowed", "applied", "refunded", "forfeited")
-    lines = costs.lines.join(decided.select("claim_id"), on="claim_id", how="semi")
+    invalid = every.filter(~pl.col("decided")).get_column("claim_id")  # few, and a batch gives them no ledger lines
+    lines = costs.lines.filter(~pl.col("claim_id").is_in(invalid.implode())) if invalid.len() else costs.lines
     by_year = {r["fiscal_year"]: r for r in lines.group_by("fiscal_year").agg(pl.col(fy_fields).sum()).iter_rows(named=True)}
     # carried at the end: in the fiscal year of the last period decided
     carried = dict(decided.filter(pl.col("last_fy").is_not_null()).group_by("last_fy").agg(pl.col("carried_forward").sum()).iter_rows())

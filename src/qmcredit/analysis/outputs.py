@@ -61,13 +61,18 @@ def _sheet(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     text is a plain decimal (money, positions) becomes numbers, its decimal text read once to the
     nearest double, which is what a spreadsheet holds; a text column with any other text stays
     text, so a column is numbers or text, never both; an empty text is no cell; labels stay text."""
+    texts = [col for col, dtype in df.schema.items() if dtype == pl.String and col not in _LABELS]
+    found = df.select(  # each text column at once: all plain decimals (empty texts aside), and the most decimal places
+        *(pl.col(col).filter(pl.col(col) != "").str.contains(_PLAIN_DECIMAL).all().alias(f"plain:{col}") for col in texts),
+        *((pl.col(col).str.len_bytes() - 1 - pl.col(col).str.find(".", literal=True)).max().alias(f"places:{col}") for col in texts),
+    ).row(0, named=True) if texts else {}
     columns, places = [], {}
     for col, dtype in df.schema.items():
         s = df.get_column(col)
         if dtype == pl.String:
             s = s.set(s == "", None)
-            if col not in _LABELS and s.drop_nulls().str.contains(_PLAIN_DECIMAL).all():
-                places[col] = s.str.extract(r"\.([0-9]+)$").str.len_chars().max() or 0
+            if found.get(f"plain:{col}"):
+                places[col] = found[f"places:{col}"] or 0
                 s = s.cast(pl.Float64)
         elif dtype.is_integer():
             s = s.cast(pl.Int64)

@@ -74,7 +74,7 @@ def decide_scenarios(
             r[1][i] = None
         if refused:
             c, ln = _refuse(c, ln, refused)
-        out.append(Scenario(params, c, ln, read_claims(c, ln, taxes)))
+        out.append(Scenario(params, c, ln, read_claims(c, ln, taxes, made_here=True)))
     info = {"claims": out[0].claims.height, "partitions": n, **read,
             "seconds": {"reading_and_deciding": deciding, "claims_refused_and_costs_read": round(time.perf_counter() - started - deciding, 2)}}
     return out, info
