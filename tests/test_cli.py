@@ -185,3 +185,30 @@ def test_compute_trace_refuses_what_it_cannot_write(tmp_path):
         assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
         assert r.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_compute_json_on_several_processes_writes_what_one_process_writes(tmp_path):
+    """Issue 18: for many claim files ``compute --json`` uses the machine's cores (``--jobs``,
+    ``decided_files``); what it writes, its trace file and its exit code are those of one process,
+    invalid files reported in their places, and nothing else is said on stderr."""
+    import polars as pl
+
+    from qmcredit.decided_files import FILES_PER_PROCESS, processes_for
+
+    bad, broken = tmp_path / "bad.json", tmp_path / "broken.json"
+    bad.write_text('{"format": "qmcredit.claim/1", "taxpayer": {"id": "x", "tax": "cbt"}}')
+    broken.write_text('{"format": "qmcredit.claim/1", "employees": [')
+    examples = [example_file(n) for n in example_names()]
+    paths = [bad, *examples * (2 * FILES_PER_PROCESS // len(examples) + 1), broken, *examples, bad]
+    assert processes_for(len(paths), 2) == 2
+    runs = {}
+    for jobs in (1, 2):
+        trace = tmp_path / f"trace-{jobs}.parquet"
+        runs[jobs] = (run("compute", "--json", "--jobs", jobs, *paths), run("compute", "--json", "--jobs", jobs, "--trace", trace, *paths),
+                      pl.read_parquet(trace))
+    (one, one_traced, one_rows), (two, two_traced, two_rows) = runs[1], runs[2]
+    for a, b in ((one, two), (one_traced, two_traced)):
+        assert a.returncode == b.returncode == 1 and a.stdout.replace("trace-1.parquet", "trace-2.parquet") == b.stdout and a.stderr == b.stderr
+        assert len(b.stdout.splitlines()) == len(paths) and b.stderr.startswith(f"{bad}: ") and "Traceback" not in b.stderr
+        assert "Exception ignored" not in b.stderr and all(line.startswith((f"{bad}: ", f"{broken}: ")) for line in b.stderr.splitlines())
+    assert one_rows.equals(two_rows) and one_rows.height > 1000

@@ -135,12 +135,12 @@ def test_a_claim_refused_after_loading_takes_no_other_claim_down():
     still leaves the other claims decided: ``compute`` gives its error in its place."""
     import qmcredit
     from qmcredit.claim import Claim, ClaimHeader
-    from qmcredit.cli import _decided
+    from qmcredit.decided_files import decided
 
     ok = qmcredit.claim_from_json(json.dumps(good()))
     doc = good()
     del doc["periods"][0]["minimum_tax"]
     raw = Claim(ClaimHeader.model_validate({k: v for k, v in doc.items() if k != "employees"}), ok.payroll)
-    out = _decided([ok, raw, ok])
+    out = decided([ok, raw, ok])
     assert isinstance(out[1], qmcredit.ClaimError) and out[1].problems[0].location == "periods[0].minimum_tax"
     assert out[0].to_dict(explain=False) == out[2].to_dict(explain=False) == qmcredit.decide(ok).to_dict(explain=False)

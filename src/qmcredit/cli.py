@@ -127,24 +127,6 @@ def _report(e: ClaimError, path: Path) -> None:
         _say(f"{path}: {p.location}: {p.message}")
 
 
-def _decided(claims: list, explain: bool = True) -> list:
-    """Each claim's ``Determination`` (``explain``: with its explanation, B1), or the
-    ``ClaimError`` of a claim that a later stage than loading refuses (so that one claim never
-    takes the others down with it)."""
-    from .core import decide_many
-
-    try:
-        return decide_many(claims, explain)
-    except ClaimError:
-        out = []
-        for c in claims:
-            try:
-                out.append(decide_many([c], explain)[0])
-            except ClaimError as e:
-                out.append(e)
-        return out
-
-
 def _check_trace(path: Path, explain: bool) -> None:
     """``--trace FILE.parquet``: refused (exit 2, one line) without the explanation, without the
     .parquet suffix, or in a folder that does not exist."""
@@ -163,45 +145,65 @@ def compute(
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the employee-months of the trace (B1) to this Parquet file, one row each; the JSON's explanation then names the file instead of listing them.", dir_okay=False, show_default=False)] = None,
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
+    jobs: Annotated[int, typer.Option(help="With --json: local processes deciding the claims at once (default: the machine's cores), at most one per 100 claim files.", min=1)] = os.cpu_count() or 1,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     # The rules' modules, the claims' documents, rows and determinations live until the command
     # ends and hold no cycles worth collecting: the collector's passes over them were 7% of 1,000
     # claims' time, and 15 ms of one claim's (the modules' import, benchmarks/compute.md).
     gc.disable()
-    from .loaders import load_claims
-
     if trace is not None:
         _check_trace(trace, explain or not json_out)
-    loaded = load_claims(claims, settings_from(columns, mapping, sheet, roster, date_format))
-    decided = iter(_decided([c for c in loaded if not isinstance(c, ClaimError)], explain or not json_out))
-    results = [item if isinstance(item, ClaimError) else next(decided) for item in loaded]
+    settings = settings_from(columns, mapping, sheet, roster, date_format)
+    if json_out:
+        _json_lines(claims, settings, explain, trace, jobs)
+        return
+    from .decided_files import decided
+    from .loaders import load_claims
+    from .worksheet import print_worksheet
+
+    loaded = load_claims(claims, settings)
+    dets = iter(decided([c for c in loaded if not isinstance(c, ClaimError)]))
+    results = [item if isinstance(item, ClaimError) else next(dets) for item in loaded]
     if trace is not None:
-        from .determination import write_trace
+        from .determination import trace_table, write_trace
 
-        write_trace([d for d in results if not isinstance(d, ClaimError)], trace)
-    failed = False
-    out = sys.stdout
-    if not json_out:
-        from .worksheet import print_worksheet
-
-        console = _console()
-    else:
-        from .determination import to_json_lines
-
-        decided = [d for d in results if not isinstance(d, ClaimError)]
-        texts = to_json_lines(decided, explain, None if trace is None else str(trace))
+        write_trace(trace_table([d for d in results if not isinstance(d, ClaimError)]), trace)
+    console, failed = _console(), False
     for path, claim, det in zip(claims, loaded, results):
         if isinstance(det, ClaimError):
             _report(det, path)
             failed = True
-            if json_out:
-                out.write(json.dumps({"claim": str(path), **det.to_dict()}) + "\n")
-            continue
-        if json_out:
-            out.write(next(texts) + "\n")
         else:
             print_worksheet(claim, det, console)
+    sys.stdout.flush()
+    if failed:
+        raise typer.Exit(EXIT_INVALID)
+
+
+def _json_lines(claims: list[Path], settings, explain: bool, trace: Path | None, jobs: int) -> None:
+    """``compute --json``: one line a claim file, in order (``decided_files``: on ``jobs``
+    processes for many files); with ``trace``, the employee-months written whole to it first."""
+    from .decided_files import decide_files
+
+    chunks = decide_files(claims, settings, explain, None if trace is None else str(trace), jobs)
+    if trace is not None:  # the trace file whole before any line names it
+        import polars as pl
+
+        from .determination import trace_table, write_trace
+
+        chunks = list(chunks)
+        write_trace(pl.concat([table for _, table in chunks]) if chunks else trace_table([]), trace)
+    out, paths, failed = sys.stdout, iter(claims), False
+    for outcomes, _ in chunks:
+        for outcome in outcomes:
+            path = next(paths)
+            if isinstance(outcome, ClaimError):
+                _report(outcome, path)
+                failed = True
+                out.write(json.dumps({"claim": str(path), **outcome.to_dict()}) + "\n")
+            else:
+                out.write(outcome + "\n")
     out.flush()
     if failed:
         raise typer.Exit(EXIT_INVALID)
@@ -244,12 +246,13 @@ def explain(
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Walk one figure back to its rule, parameters, inputs and employee-months (B1)."""
+    from .decided_files import decided
     from .explain import figure_names, walk
     from .loaders import load_claim
 
     try:
         c = load_claim(claim, settings_from(columns, mapping, sheet, roster, date_format))
-        det = _decided([c])[0]
+        det = decided([c])[0]
         if isinstance(det, ClaimError):
             raise det
     except ClaimError as e:

@@ -65,10 +65,9 @@ def trace_table(dets: list["Determination"]) -> pl.DataFrame:
     return keys[which].hstack(pl.concat([t for _, _, t in parts], rechunk=False).select(TRACE_COLUMNS))
 
 
-def write_trace(dets: list["Determination"], path: Path) -> None:
-    """B1's employee-months of ``dets`` written whole to the Parquet file ``path``, one row each
-    (``trace_table``), atomically: a temporary file beside it, renamed over it."""
-    table = trace_table(dets)
+def write_trace(table: pl.DataFrame, path: Path) -> None:
+    """B1's employee-months (``trace_table``'s, of every determination) written whole to the
+    Parquet file ``path``, one row each, atomically: a temporary file beside it, renamed over it."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:

@@ -27,6 +27,11 @@ class ClaimError(ValueError):
         n = len(self.problems)
         super().__init__(f"{head}{n} problem{'s' if n != 1 else ''} in the claim" + "".join(f"\n  {p}" for p in self.problems[:50]))
 
+    def __reduce__(self):
+        """Pickled as its problems and source (an exception pickles its message otherwise): a
+        claim refused in a worker process reaches the process that reports it whole."""
+        return type(self), (self.problems, self.source)
+
     def one_line(self) -> str:
         first = self.problems[0] if self.problems else Problem("claim", "invalid")
         more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from ..batch.engine import (
-    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _unmatched, decide_planned, local_processes, payroll_rows, serial_map,
+    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _started, _unmatched, decide_planned, local_processes, payroll_rows, serial_map,
 )
 from ..batch.outputs import in_order, remove_stale
 from ..batch.tables import read_tables
@@ -56,7 +56,7 @@ def decide_scenarios(
         remove_stale(workdir, ".qmcredit-reform-")
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-reform-{os.getpid()}-", dir=workdir))
     try:
-        with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
+        with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
             results, n = decide_planned(lambda: (table, ptable), payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
                                         (False, sets), None)
     finally:

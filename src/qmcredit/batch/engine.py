@@ -16,15 +16,13 @@ import functools
 import gc
 import heapq
 import itertools
-import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +33,7 @@ import polars as pl
 from ..money import from_cents, money
 from ..payroll import Coded, Lookup, lookup
 from ..problems import ClaimError, Problem
+from ..processes import Mapper, local_processes, serial_map
 from . import outputs
 from .tables import PAYROLL_COLUMNS, claim_id_type, kind_of, read_coded, read_tables, scan_payroll, unreadable
 
@@ -133,66 +132,9 @@ class Summary:
         return {**self.__dict__, "orphan_claims": self.orphan_claims[:100]}
 
 
-Mapper = Callable[[Callable, list[tuple]], Iterable[tuple[int, "PartitionResult"]]]
-
-
-def serial_map(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
-    """Decide the partitions one after another in this process, each one's inputs let go of
-    ``args`` as it is taken (a ``Mapper`` consumes ``args``: memory)."""
-    while args:
-        yield fn(*args.pop(0))
-
-
-@contextmanager
-def local_processes(jobs: int) -> Iterator[Mapper]:
-    """A ``Mapper`` over this process and ``jobs`` - 1 local worker processes, yielding results as
-    they finish. This process decides partitions too, on a thread of its own, from the start,
-    while the workers, spawned on entry (not forked: polars' thread pool does not survive a fork),
-    import the engine. Each is given its next partition as it finishes one, so that they finish
-    together however the partitions' costs differ; once none is left for them, the workers are let
-    go, and exit while this process finishes its last (a second call, after ``OutOfClaimOrder``,
-    starts new ones)."""
-    pools: list[ProcessPoolExecutor] = []
-
-    def workers() -> ProcessPoolExecutor:
-        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")))
-        return pools[-1]
-
-    ready = [workers()]  # started now: they import the engine while this process reads the tables and plans
-    for _ in range(jobs - 1):
-        ready[0].submit(_started)
-
-    with ThreadPoolExecutor(max_workers=1) as here:
-
-        def mapper(fn: Callable, args: list[tuple]) -> Iterator[tuple[int, PartitionResult]]:
-            pool = ready.pop() if ready else workers()
-            todo, running = deque(args), {}
-            args.clear()  # each partition's inputs are held until it is done, not to the end (memory)
-            free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
-            try:
-                while todo or running:
-                    for executor in (here, pool):
-                        while todo and free[executor]:
-                            running[executor.submit(fn, *todo.popleft())] = executor
-                            free[executor] -= 1
-                    if not todo and free[pool] == jobs - 1:
-                        pool.shutdown(wait=False)  # nothing more for the workers (again: no effect)
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        free[running.pop(future)] += 1
-                        yield future.result()
-            finally:  # done, or given up (OutOfClaimOrder): the workers' queued partitions are dropped
-                pool.shutdown(wait=False, cancel_futures=True)
-
-        try:
-            yield mapper
-        finally:
-            for pool in pools:
-                pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _started() -> None:
-    """A worker process's first task: it starts the process (``local_processes``)."""
+    """A worker process's first task (``processes.local_processes``): it imports this module, and
+    with it polars and the tables' readers, while the planning process reads the tables."""
 
 
 def payroll_rows(payroll: Path) -> int:
@@ -350,7 +292,7 @@ def run(
     try:
         rows = payroll_rows(payroll)
         jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
-        with local_processes(jobs) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
+        with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
             summary = _run(claims, payroll, fresh, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
                            workdir, on_progress, on_start, started)
         outputs.finish(fresh, out, {"claims": claims, "payroll": payroll, "periods": periods},

@@ -1,0 +1,116 @@
+"""Claim files decided as ``qmcredit compute --json`` writes them, a chunk of files at a time: each
+chunk loaded, decided and written by the one code path (``loaders.load_claims``,
+``core.decide_many``, ``determination.to_json_lines``), in this process or, for many files, on
+local worker processes too (``processes.local_processes``: the machine's cores). A claim's line is
+the text it has when decided alone, so the chunks' lines, put back in the files' order, are the
+lines of one pass over every file."""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .problems import ClaimError
+from .processes import local_processes, serial_map
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .determination import Determination
+    from .imports import Settings
+
+#: Claim files from which a second process is worth its start (an interpreter with polars,
+#: pydantic and the rules: about 0.3 s of a core) for ``compute --json``: below it, the files are
+#: decided faster in this process alone (benchmarks/compute.md).
+FILES_PER_PROCESS = 100
+#: Chunks a process, so that the processes finish together however the files' sizes differ.
+CHUNKS_PER_PROCESS = 4
+
+#: A claim file's outcome: its determination's JSON line, or why it was refused.
+Outcome = str | ClaimError
+
+
+def decided(claims: list, explain: bool = True) -> list[Determination | ClaimError]:
+    """Each claim's ``Determination`` (``explain``: with its explanation, B1), or the
+    ``ClaimError`` of a claim that a later stage than loading refuses (so that one claim never
+    takes the others down with it)."""
+    from .core import decide_many
+
+    try:
+        return decide_many(claims, explain)
+    except ClaimError:
+        out = []
+        for c in claims:
+            try:
+                out.append(decide_many([c], explain)[0])
+            except ClaimError as e:
+                out.append(e)
+        return out
+
+
+def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, explain: bool,
+                 rows_file: str | None) -> tuple[int, list[Outcome], pl.DataFrame | None]:
+    """Chunk ``k`` of claim files: each file's ``Outcome`` in order, and with ``rows_file`` (the
+    trace's Parquet file, named in each line) the chunk's employee-months (``trace_table``). The
+    documents, rows and determinations hold no cycles: the cyclic collector stays paused."""
+    from .determination import to_json_lines, trace_table
+    from .loaders import load_claims
+
+    gc.disable()
+    loaded = load_claims(list(paths), settings)
+    dets = iter(decided([c for c in loaded if not isinstance(c, ClaimError)], explain))
+    results = [item if isinstance(item, ClaimError) else next(dets) for item in loaded]
+    good = [d for d in results if not isinstance(d, ClaimError)]
+    texts = to_json_lines(good, explain, rows_file)
+    outcomes: list[Outcome] = [r if isinstance(r, ClaimError) else next(texts) for r in results]
+    return k, outcomes, trace_table(good) if rows_file is not None else None
+
+
+def processes_for(files: int, jobs: int) -> int:
+    """How many processes decide ``files`` claim files: at most ``jobs``, one per
+    ``FILES_PER_PROCESS`` files."""
+    return max(1, min(jobs, files // FILES_PER_PROCESS))
+
+
+def chunks(files: int, processes: int) -> list[tuple[int, int]]:
+    """The (start, end) of each chunk of ``files`` for ``processes``: all of them in one for one
+    process, else ``CHUNKS_PER_PROCESS`` a process, the last turn cut in halves, so that the
+    processes finish within half a chunk of each other."""
+    if processes == 1:
+        return [(0, files)] if files else []
+    turns = processes * CHUNKS_PER_PROCESS
+    last = (turns - processes) * files // turns  # where the last turn starts
+    cuts = [k * files // turns for k in range(turns - processes)] + [last + k * (files - last) // (2 * processes) for k in range(2 * processes)]
+    bounds = sorted(set(cuts)) + [files]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool, rows_file: str | None,
+                 jobs: int = 1) -> Iterator[tuple[list[Outcome], pl.DataFrame | None]]:
+    """Each chunk's outcomes (and employee-months, with ``rows_file``), in the files' order, as
+    soon as the chunk and those before it are done: one chunk of every file in this process, or
+    ``CHUNKS_PER_PROCESS`` a process over ``processes_for(len(paths), jobs)`` processes. This
+    module imports the rules only when a chunk is decided, so that the workers, started first,
+    import them while this process does."""
+    n = processes_for(len(paths), jobs)
+    if n > 1:  # the processes share the cores: polars works on one thread in each (read as polars loads)
+        os.environ.setdefault("POLARS_MAX_THREADS", "1")
+    args = [(k, paths[a:b], settings, explain, rows_file) for k, (a, b) in enumerate(chunks(len(paths), n))]
+    done: dict[int, tuple[list[Outcome], pl.DataFrame | None]] = {}
+    following = 0
+    with local_processes(n, _started) if n > 1 else nullcontext(serial_map) as run:
+        for k, outcomes, table in run(decide_chunk, args):
+            done[k] = (outcomes, table)
+            while following in done:
+                yield done.pop(following)
+                following += 1
+
+
+def _started() -> None:
+    """A worker process's first task (``processes.local_processes``): the loaders, the rules and
+    the determination's writers imported while this process imports them too."""
+    from . import determination, loaders  # noqa: F401

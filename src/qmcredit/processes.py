@@ -1,0 +1,82 @@
+"""Work spread over this process and local worker processes: the batch's partitions, a reform's,
+and ``qmcredit compute``'s chunks of claim files. A ``Mapper`` runs a function over a list of
+argument tuples and yields each result as it finishes (the work's own index travels in it)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from typing import Any
+
+Mapper = Callable[[Callable, list[tuple]], Iterable[Any]]
+
+
+def serial_map(fn: Callable, args: list[tuple]) -> Iterator[Any]:
+    """Run ``fn`` over ``args`` one after another in this process, each one's inputs let go of
+    ``args`` as it is taken (a ``Mapper`` consumes ``args``: memory)."""
+    while args:
+        yield fn(*args.pop(0))
+
+
+@contextmanager
+def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
+    """A ``Mapper`` over this process and ``jobs`` - 1 local worker processes, yielding results as
+    they finish. This process works too, on a thread of its own, from the start, while the
+    workers, spawned on entry (not forked: polars' thread pool does not survive a fork), run
+    ``start``: a function of the module the work is in, so that they import it meanwhile. Each is
+    given its next piece of work as it finishes one, so that they finish together however the
+    pieces' costs differ; once none is left for them, the workers are let go, and exit while this
+    process finishes its last (a second call, after ``OutOfClaimOrder``, starts new ones)."""
+    pools: list[ProcessPoolExecutor] = []
+    stopping: dict[ProcessPoolExecutor, threading.Thread] = {}
+
+    def workers() -> ProcessPoolExecutor:
+        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")))
+        return pools[-1]
+
+    def stop(pool: ProcessPoolExecutor, cancel: bool = False) -> None:
+        """``pool`` shut down once, on a thread of its own, which waits for its workers and its
+        manager thread to end (joined as the context ends). A shutdown that does not wait lets
+        go of the manager thread, which a later one then no longer waits for: a command that
+        ended while it still closed its pipes had the interpreter's exit write to a closed one."""
+        if pool not in stopping:
+            stopping[pool] = threading.Thread(target=pool.shutdown, kwargs={"wait": True, "cancel_futures": cancel}, name="qmcredit-stop-workers")
+            stopping[pool].start()
+
+    ready = [workers()]  # started now: they import the work's modules while this process reads its inputs and plans
+    for _ in range(jobs - 1):
+        ready[0].submit(start)
+
+    with ThreadPoolExecutor(max_workers=1) as here:
+
+        def mapper(fn: Callable, args: list[tuple]) -> Iterator[Any]:
+            pool = ready.pop() if ready else workers()
+            todo, running = deque(args), {}
+            args.clear()  # each piece's inputs are held until it is done, not to the end (memory)
+            free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
+            try:
+                while todo or running:
+                    for executor in (here, pool):
+                        while todo and free[executor]:
+                            running[executor.submit(fn, *todo.popleft())] = executor
+                            free[executor] -= 1
+                    if not todo and free[pool] == jobs - 1:
+                        stop(pool)  # nothing more for the workers: they exit while this process works
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        free[running.pop(future)] += 1
+                        yield future.result()
+            finally:  # done, or given up (OutOfClaimOrder): the workers' queued pieces are dropped
+                stop(pool, cancel=True)
+
+        try:
+            yield mapper
+        finally:
+            for pool in pools:
+                stop(pool, cancel=True)
+            for thread in stopping.values():
+                thread.join()

@@ -1,0 +1,45 @@
+"""Work on local worker processes (``processes.local_processes``) and ``compute --json``'s chunks
+of claim files (``decided_files``; issue 18: the machine's cores for many claim files)."""
+
+from __future__ import annotations
+
+import operator
+import os
+import threading
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from qmcredit.decided_files import CHUNKS_PER_PROCESS, chunks
+from qmcredit.problems import ClaimError, Problem
+from qmcredit.processes import local_processes
+
+
+def test_local_processes_give_every_result_and_leave_no_thread_running():
+    """Every piece's result, whichever process did it; when the context ends, every thread it
+    started has ended (the workers' manager threads too: one still closing its pipes when the
+    command ended had the interpreter's exit write to a closed one, ``Bad file descriptor``)."""
+    before = threading.active_count()
+    with local_processes(2, os.getpid) as run:
+        assert sorted(run(operator.neg, [(k,) for k in range(12)])) == sorted(-k for k in range(12))
+    assert threading.active_count() == before
+
+
+def test_a_claim_error_made_in_a_worker_reaches_this_process_whole():
+    """A ``ClaimError`` pickles as its problems and source (an exception pickles its message)."""
+    problems = [Problem("periods[0].end", "is before the start"), Problem("employees[3].hours", "is not a number")]
+    with local_processes(2, os.getpid) as run:
+        got = list(run(ClaimError, [(problems, "a.json")] * 4))
+    assert all(e.problems == problems and e.source == "a.json" and str(e) == str(ClaimError(problems, "a.json")) for e in got)
+
+
+@given(st.integers(0, 5000), st.integers(1, 8))
+def test_chunks_cover_the_files_in_order_and_end_in_halves(files, processes):
+    cut = chunks(files, processes)
+    assert cut == [] if files == 0 else [a for a, _ in cut] == [0, *(b for _, b in cut[:-1])] and cut[-1][1] == files
+    assert all(a < b for a, b in cut)
+    if processes == 1:
+        assert len(cut) == min(files, 1)
+    elif files >= 2 * processes * CHUNKS_PER_PROCESS:
+        sizes = [b - a for a, b in cut]
+        assert len(cut) == processes * (CHUNKS_PER_PROCESS + 1) and max(sizes[-2 * processes:]) <= max(sizes) // 2 + 1
