@@ -4,13 +4,14 @@ argument tuples and yields each result as it finishes (the work's own index trav
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 Mapper = Callable[[Callable, list[tuple]], Iterable[Any]]
 
@@ -30,7 +31,12 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
     ``start``: a function of the module the work is in, so that they import it meanwhile. Each is
     given its next piece of work as it finishes one, so that they finish together however the
     pieces' costs differ; once none is left for them, the workers are let go, and exit while this
-    process finishes its last (a second call, after ``OutOfClaimOrder``, starts new ones)."""
+    process finishes its last (a second call, after ``OutOfClaimOrder``, starts new ones). The
+    process machinery is imported here: ``compute`` of a few claims, which needs none, does not
+    start with it."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+
     pools: list[ProcessPoolExecutor] = []
     stopping: dict[ProcessPoolExecutor, threading.Thread] = {}
 
