@@ -212,3 +212,25 @@ def test_compute_json_on_several_processes_writes_what_one_process_writes(tmp_pa
         assert len(b.stdout.splitlines()) == len(paths) and b.stderr.startswith(f"{bad}: ") and "Traceback" not in b.stderr
         assert "Exception ignored" not in b.stderr and all(line.startswith((f"{bad}: ", f"{broken}: ")) for line in b.stderr.splitlines())
     assert one_rows.equals(two_rows) and one_rows.height > 1000
+
+
+def test_ctrl_c_stops_compute_and_its_workers_without_a_traceback(tmp_path):
+    """Ctrl-C (SIGINT to the command's whole process group, as a terminal sends it) while many
+    claim files are decided on several processes: the command ends at once with 130, no worker
+    prints where it was stopped, and none is left running."""
+    import signal
+    import time
+
+    doc = json.loads((EXAMPLES / "01-expansion-cap-carryforward.claim.json").read_text())
+    doc["employees"] = [{**e, "id": f"{e['id']}-{k}"} for k in range(20) for e in doc["employees"]]  # 380 employees: long chunks
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(doc))
+    p = subprocess.Popen([str(EXE), "compute", "--json", "--jobs", "2", *[big] * 400], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    time.sleep(1.5)  # the worker started, and in the middle of a chunk
+    os.killpg(p.pid, signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 130 and "Traceback" not in err, err
+    time.sleep(0.5)
+    states = subprocess.run(["ps", "-o", "stat=", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert all(s.startswith("Z") for s in states), states  # an ended worker not yet reaped by init, at most

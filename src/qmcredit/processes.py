@@ -39,9 +39,10 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
 
     pools: list[ProcessPoolExecutor] = []
     stopping: dict[ProcessPoolExecutor, threading.Thread] = {}
+    others = set(multiprocessing.active_children())
 
     def workers() -> ProcessPoolExecutor:
-        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn")))
+        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_leave_interrupts))
         return pools[-1]
 
     def stop(pool: ProcessPoolExecutor, cancel: bool = False) -> None:
@@ -81,8 +82,21 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
 
         try:
             yield mapper
+        except BaseException:  # given up (Ctrl-C, an error): the workers end now, not after their pieces
+            for worker in set(multiprocessing.active_children()) - others:
+                worker.terminate()
+            raise
         finally:
             for pool in pools:
                 stop(pool, cancel=True)
             for thread in stopping.values():
                 thread.join()
+
+
+def _leave_interrupts() -> None:
+    """A worker's start: Ctrl-C, which a terminal sends to every process of the command, is this
+    process's to answer (``local_processes`` ends the workers, the command says ``interrupted``):
+    a worker ignores it, rather than print where in its piece it was stopped."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
