@@ -39,7 +39,6 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
 
     pools: list[ProcessPoolExecutor] = []
     stopping: dict[ProcessPoolExecutor, threading.Thread] = {}
-    others = set(multiprocessing.active_children())
 
     def workers() -> ProcessPoolExecutor:
         pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_leave_interrupts))
@@ -69,7 +68,8 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
                 while todo or running:
                     for executor in (here, pool):
                         while todo and free[executor]:
-                            running[executor.submit(fn, *todo.popleft())] = executor
+                            piece = todo.popleft()
+                            running[executor.submit(fn, *piece) if executor is here else executor.submit(_piece, fn, *piece)] = executor
                             free[executor] -= 1
                     if not todo and free[pool] == jobs - 1:
                         stop(pool)  # nothing more for the workers: they exit while this process works
@@ -82,10 +82,6 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
 
         try:
             yield mapper
-        except BaseException:  # given up (Ctrl-C, an error): the workers end now, not after their pieces
-            for worker in set(multiprocessing.active_children()) - others:
-                worker.terminate()
-            raise
         finally:
             for pool in pools:
                 stop(pool, cancel=True)
@@ -93,10 +89,31 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
                 thread.join()
 
 
+#: Whether this worker process is running a piece (``_piece``): Ctrl-C stops it then, and only then.
+_working = False
+
+
+def _piece(fn: Callable, *args):
+    """``fn(*args)`` in a worker, where Ctrl-C ends the piece (``_interrupted``)."""
+    global _working
+    _working = True
+    try:
+        return fn(*args)
+    finally:
+        _working = False
+
+
+def _interrupted(signum, frame) -> None:
+    """A worker's answer to Ctrl-C, which a terminal sends to every process of the command: the
+    piece it is running stops (its ``KeyboardInterrupt`` goes back to this process as the piece's
+    outcome, as any exception does), then the worker ends as the command shuts its pool down.
+    Between pieces it is ignored: there, Python would print where the worker was stopped."""
+    if _working:
+        raise KeyboardInterrupt
+
+
 def _leave_interrupts() -> None:
-    """A worker's start: Ctrl-C, which a terminal sends to every process of the command, is this
-    process's to answer (``local_processes`` ends the workers, the command says ``interrupted``):
-    a worker ignores it, rather than print where in its piece it was stopped."""
+    """A worker's start: Ctrl-C answered by ``_interrupted``."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, _interrupted)
