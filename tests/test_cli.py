@@ -187,20 +187,31 @@ def test_compute_trace_refuses_what_it_cannot_write(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def _large_claim(folder: Path) -> Path:
+    """Example 01 with its employees twenty times over (380, under other ids): a claim file of
+    about 0.2 MB, long to decide."""
+    doc = json.loads((EXAMPLES / "01-expansion-cap-carryforward.claim.json").read_text())
+    doc["employees"] = [{**e, "id": f"{e['id']}-{k}"} for k in range(20) for e in doc["employees"]]
+    big = folder / "big.json"
+    big.write_text(json.dumps(doc))
+    return big
+
+
 def test_compute_json_on_several_processes_writes_what_one_process_writes(tmp_path):
     """Issue 18: for many claim files ``compute --json`` uses the machine's cores (``--jobs``,
     ``decided_files``); what it writes, its trace file and its exit code are those of one process,
     invalid files reported in their places, and nothing else is said on stderr."""
     import polars as pl
 
-    from qmcredit.decided_files import FILES_PER_PROCESS, processes_for
+    from qmcredit.decided_files import BYTES_PER_PROCESS, processes_for
 
     bad, broken = tmp_path / "bad.json", tmp_path / "broken.json"
     bad.write_text('{"format": "qmcredit.claim/1", "taxpayer": {"id": "x", "tax": "cbt"}}')
     broken.write_text('{"format": "qmcredit.claim/1", "employees": [')
     examples = [example_file(n) for n in example_names()]
-    paths = [bad, *examples * (2 * FILES_PER_PROCESS // len(examples) + 1), broken, *examples, bad]
-    assert processes_for(len(paths), 2) == 2
+    big = _large_claim(tmp_path)
+    paths = [bad, *[big] * (2 * BYTES_PER_PROCESS // big.stat().st_size + 1), *examples, broken, *examples, bad]
+    assert processes_for(paths, 2) == 2 and processes_for(examples * 100, 2) == 1  # small claims: one process pays less
     runs = {}
     for jobs in (1, 2):
         trace = tmp_path / f"trace-{jobs}.parquet"
@@ -221,10 +232,7 @@ def test_ctrl_c_stops_compute_and_its_workers_without_a_traceback(tmp_path):
     import signal
     import time
 
-    doc = json.loads((EXAMPLES / "01-expansion-cap-carryforward.claim.json").read_text())
-    doc["employees"] = [{**e, "id": f"{e['id']}-{k}"} for k in range(20) for e in doc["employees"]]  # 380 employees: long chunks
-    big = tmp_path / "big.json"
-    big.write_text(json.dumps(doc))
+    big = _large_claim(tmp_path)
     p = subprocess.Popen([str(EXE), "compute", "--json", "--jobs", "2", *[big] * 400], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
     time.sleep(1.5)  # the worker started, and in the middle of a chunk

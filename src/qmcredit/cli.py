@@ -145,7 +145,7 @@ def compute(
     explain: Annotated[bool, typer.Option("--explain/--no-explain", help="With --json: include the explanation trace (B1), down to each employee-month.")] = True,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the employee-months of the trace (B1) to this Parquet file, one row each; the JSON's explanation then names the file instead of listing them.", dir_okay=False, show_default=False)] = None,
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
-    jobs: Annotated[int, typer.Option(help="With --json: local processes deciding the claims at once (default: the machine's cores), at most one per 100 claim files.", min=1)] = os.cpu_count() or 1,
+    jobs: Annotated[int, typer.Option(help="With --json: local processes deciding the claims at once (default: the machine's cores), at most one per 6 MB of claim files.", min=1)] = os.cpu_count() or 1,
 ) -> None:
     """Decide claims. Without --json, print the preparer's worksheet (Form 313 Parts III-V)."""
     # The rules' modules, the claims' documents, rows and determinations live until the command

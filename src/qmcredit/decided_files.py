@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     from .determination import Determination
     from .imports import Settings
 
-#: Claim files from which a second process is worth its start (an interpreter with polars,
-#: pydantic and the rules: about 0.3 s of a core) for ``compute --json``: below it, the files are
-#: decided faster in this process alone (benchmarks/compute.md).
-FILES_PER_PROCESS = 100
+#: Bytes of claim files that make a process worth its start (an interpreter with polars, pydantic
+#: and the rules: about 0.3 s of a core, and its share of the work waits for it): 1,000 claims of
+#: 50 employees (25 MB) take 1.71 s in one process and 1.19 s in two, 400 (10 MB) the same in
+#: either, 200 (5 MB) or 210 small ones (2 MB) longer in two (benchmarks/compute.md). A claim
+#: whose employees are in a payroll table counts its JSON header only: it gets fewer processes.
+BYTES_PER_PROCESS = 6_000_000
 #: Chunks a process, so that the processes finish together however the files' sizes differ.
 CHUNKS_PER_PROCESS = 4
 
@@ -70,10 +72,18 @@ def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, expla
     return k, outcomes, trace_table(good) if rows_file is not None else None
 
 
-def processes_for(files: int, jobs: int) -> int:
-    """How many processes decide ``files`` claim files: at most ``jobs``, one per
-    ``FILES_PER_PROCESS`` files."""
-    return max(1, min(jobs, files // FILES_PER_PROCESS))
+def processes_for(paths: Sequence[Path], jobs: int) -> int:
+    """How many processes decide the claim files ``paths``: at most ``jobs``, one per
+    ``BYTES_PER_PROCESS`` of them (a file that cannot be read counts nothing: loading it says why)."""
+    if jobs < 2:
+        return 1
+    size = 0
+    for path in paths:
+        try:
+            size += Path(path).stat().st_size
+        except OSError:
+            pass
+    return max(1, min(jobs, size // BYTES_PER_PROCESS))
 
 
 def chunks(files: int, processes: int) -> list[tuple[int, int]]:
@@ -93,10 +103,10 @@ def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool
                  jobs: int = 1) -> Iterator[tuple[list[Outcome], pl.DataFrame | None]]:
     """Each chunk's outcomes (and employee-months, with ``rows_file``), in the files' order, as
     soon as the chunk and those before it are done: one chunk of every file in this process, or
-    ``CHUNKS_PER_PROCESS`` a process over ``processes_for(len(paths), jobs)`` processes. This
+    ``CHUNKS_PER_PROCESS`` a process over ``processes_for(paths, jobs)`` processes. This
     module imports the rules only when a chunk is decided, so that the workers, started first,
     import them while this process does."""
-    n = processes_for(len(paths), jobs)
+    n = processes_for(paths, jobs)
     if n > 1:  # the processes share the cores: polars works on one thread in each (read as polars loads)
         os.environ.setdefault("POLARS_MAX_THREADS", "1")
     args = [(k, paths[a:b], settings, explain, rows_file) for k, (a, b) in enumerate(chunks(len(paths), n))]
