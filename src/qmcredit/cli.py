@@ -158,13 +158,10 @@ def compute(
     if json_out:
         _json_lines(claims, settings, explain, trace, jobs)
         return
-    from .decided_files import decided
-    from .loaders import load_claims
+    from .decided_files import load_and_decide
     from .worksheet import print_worksheet
 
-    loaded = load_claims(claims, settings)
-    dets = iter(decided([c for c in loaded if not isinstance(c, ClaimError)]))
-    results = [item if isinstance(item, ClaimError) else next(dets) for item in loaded]
+    loaded, results = load_and_decide(claims, settings)
     if trace is not None:
         from .determination import trace_table, write_trace
 

@@ -54,18 +54,26 @@ def decided(claims: list, explain: bool = True) -> list[Determination | ClaimErr
         return out
 
 
+def load_and_decide(paths: Sequence[Path], settings: Settings | None, explain: bool = True) -> tuple[list, list[Determination | ClaimError]]:
+    """The claim files ``paths`` loaded (each a ``Claim`` or its ``ClaimError``) and decided in one
+    pass (``decided``): each file's ``Determination``, or the ``ClaimError`` loading or deciding it
+    gave, in order."""
+    from .loaders import load_claims
+
+    loaded = load_claims(list(paths), settings)
+    dets = iter(decided([c for c in loaded if not isinstance(c, ClaimError)], explain))
+    return loaded, [item if isinstance(item, ClaimError) else next(dets) for item in loaded]
+
+
 def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, explain: bool,
                  rows_file: str | None) -> tuple[int, list[Outcome], pl.DataFrame | None]:
     """Chunk ``k`` of claim files: each file's ``Outcome`` in order, and with ``rows_file`` (the
     trace's Parquet file, named in each line) the chunk's employee-months (``trace_table``). The
     documents, rows and determinations hold no cycles: the cyclic collector stays paused."""
     from .determination import to_json_lines, trace_table
-    from .loaders import load_claims
 
     gc.disable()
-    loaded = load_claims(list(paths), settings)
-    dets = iter(decided([c for c in loaded if not isinstance(c, ClaimError)], explain))
-    results = [item if isinstance(item, ClaimError) else next(dets) for item in loaded]
+    _, results = load_and_decide(paths, settings, explain)
     good = [d for d in results if not isinstance(d, ClaimError)]
     texts = to_json_lines(good, explain, rows_file)
     outcomes: list[Outcome] = [r if isinstance(r, ClaimError) else next(texts) for r in results]
