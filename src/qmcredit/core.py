@@ -244,8 +244,10 @@ def read_after_prepare(params: ParameterSet, prepared_under: ParameterSet) -> bo
 def prepared_again(prep: Prepared, constants: Constants) -> Prepared:
     """``prepare(header, ..., params=params)`` of the claim ``prep`` prepared under another set,
     one that differs from ``params`` only after ``prepare`` (``read_after_prepare``): ``prep``
-    with ``constants``, its header's ``Constants`` under ``params`` (``cached_constants``)."""
-    return prep._replace(constants=constants)
+    with ``constants``, its header's ``Constants`` under ``params`` (``cached_constants``): made as
+    ``_replace`` would make it, without its keywords (a reform makes one a claim)."""
+    header, claim_id, _, *rest = prep
+    return _new(Prepared, (header, claim_id, constants, *rest))
 
 
 class Measured(NamedTuple):

@@ -190,6 +190,10 @@ def _columns(rows: list[tuple], schema: dict) -> pl.DataFrame:
     return pl.DataFrame([pl.Series(name, column, dtype=dtype) for (name, dtype), column in zip(schema.items(), columns)])
 
 
+#: The ``CLAIM_COLUMNS`` of a claim without a valid header: no base month, so none is read (``measure``).
+_NO_COLUMNS = dict.fromkeys(CLAIM_COLUMNS)
+
+
 #: L4, R1, L5: a ledger line's money, after whether it is pending (cash only when it is not)
 MOVED = ("allowed", "applied", "refund", "forfeited", "carried_forward", *YEAR_ONE)
 
@@ -302,11 +306,13 @@ def _settled(chosen: list[Prepared], measured: list, members: dict[str, list[str
     return figs
 
 
-def _figures(chosen: list[Prepared], measured: list, members: dict[str, list[str]], shared: dict | None) -> tuple[list, pl.DataFrame, pl.DataFrame]:
+def _figures(chosen: list[Prepared], measured: list, members: dict[str, list[str]], shared: dict | None,
+             again: bool = False) -> tuple[list, pl.DataFrame, pl.DataFrame]:
     """L4-L6, R1-R3 of each decided claim (``_settled``) and its rows (``key_figures``). Settling
     is a pure function of what ``_settles_alike`` compares: a later scenario of the partition
     (``shared``) takes the first one's figures and rows for every return whose claims it leaves
-    alike (an amounts reform leaves every claim without new positions so), and settles the others."""
+    alike (an amounts reform leaves every claim without new positions so), and settles the others.
+    ``again``: its claims were prepared again from the first scenario's (``_prepared``)."""
     first = shared.get("figures") if shared is not None else None
     if first is None:
         figs = _settled(chosen, measured, members)
@@ -315,7 +321,7 @@ def _figures(chosen: list[Prepared], measured: list, members: dict[str, list[str
             shared["figures"] = ({p.claim_id: (p, m, f) for p, m, f in zip(chosen, measured, figs)}, claim_rows, ledger_rows)
         return figs, claim_rows, ledger_rows
     before, first_claims, first_ledger = first
-    alike = [_settles_alike(p, m, before.get(p.claim_id)) for p, m in zip(chosen, measured)]
+    alike = [_settles_alike(p, m, before.get(p.claim_id), again) for p, m in zip(chosen, measured)]
     place = {p.claim_id: k for k, p in enumerate(chosen)}
     for cids in members.values():  # L6: a return's claims are settled together, so alike only all of them
         ks = [place[cid] for cid in cids if cid in place]
@@ -338,17 +344,18 @@ def _figures(chosen: list[Prepared], measured: list, members: dict[str, list[str
 _SETTLED_FROM = tuple(k for k, name in enumerate(Prepared._fields) if name != "constants")
 
 
-def _settles_alike(p: Prepared, m, before: tuple | None) -> bool:
+def _settles_alike(p: Prepared, m, before: tuple | None, again: bool = False) -> bool:
     """Whether claim ``p`` with its ``Measured`` ``m`` settles as it did in the partition's first
     scenario (``before``: its Prepared, Measured and Figures there): the same header, checks,
-    rooms and periods (the very objects: ``core.prepared_again``), the same P5 and C1-C3
-    figures, the same carryforward limit (L5) and first base month."""
+    rooms and periods (the very objects: so when ``again``, ``p`` being that Prepared made again,
+    ``core.prepared_again``), the same P5 and C1-C3 figures, the same carryforward limit (L5)
+    and first base month."""
     if before is None:
         return False
     p1, m1, _ = before
     k, k1 = p.constants, p1.constants
     return (m == m1 and k.carryforward == k1.carryforward and k.windows.first_month == k1.windows.first_month
-            and all(p[i] is p1[i] for i in _SETTLED_FROM))
+            and (again or all(p[i] is p1[i] for i in _SETTLED_FROM)))
 
 
 def _constants_of(shared: dict | None, of_claim: dict, cache: dict, params: ParameterSet | None):
@@ -377,16 +384,17 @@ def _constants_of(shared: dict | None, of_claim: dict, cache: dict, params: Para
 
 
 def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, params: ParameterSet | None,
-              shared: dict | None, constants: dict) -> tuple[dict[str, Prepared], dict[str, list[Problem]]]:
+              shared: dict | None, constants: dict) -> tuple[dict[str, Prepared], dict[str, list[Problem]], bool]:
     """Each valid header read by ``core.prepare`` under ``params`` (``constants``: each one's
     ``Constants``, already made), and the problems of those it refuses (reported only when the
     claim's rows are good, as ``decide`` does). With ``shared``:
     the first scenario's, made again from its own (``core.prepared_again``) for a scenario whose
-    parameters differ from it only after ``prepare`` (``core.read_after_prepare``)."""
+    parameters differ from it only after ``prepare`` (``core.read_after_prepare``); and whether
+    they were so made again."""
     under = params or baseline()
     first = shared.get("prepared") if shared is not None else None
     if first is not None and read_after_prepare(under, first[0]):
-        return {cid: prepared_again(p, constants[cid]) for cid, p in first[1].items()}, first[2]
+        return {cid: prepared_again(p, constants[cid]) for cid, p in first[1].items()}, first[2], True
     prepared: dict[str, Prepared] = {}
     unprepared: dict[str, list[Problem]] = {}
     for cid, header in valid.items():
@@ -396,7 +404,7 @@ def _prepared(valid: dict[str, ClaimHeader], cache: dict, window_of: dict, param
             unprepared[cid] = e.problems
     if shared is not None and first is None:
         shared["prepared"] = (under, prepared, unprepared)
-    return prepared, unprepared
+    return prepared, unprepared, False
 
 
 def decide_partition(
@@ -416,28 +424,26 @@ def decide_partition(
         disagreeing(members, valid, invalid)
         window_of = _windows(members, valid, params)
         cache: dict = {}
-        consts = {k: [] for k in ("claim_id", "as_of_idx", *CLAIM_COLUMNS)}
         of_claim: dict = {}  # each valid claim's Constants, for prepare
         constants_of = _constants_of(shared, of_claim, cache, params)
+        columns = []  # each claim's CLAIM_COLUMNS
         for cid in ids:
             header = valid.get(cid)
             if header is not None:
                 of_claim[cid] = made = constants_of(cid, header)
-                cols = made.columns
+                columns.append(made.columns)
             else:
-                cols = dict.fromkeys(CLAIM_COLUMNS)
-            consts["claim_id"].append(cid)
-            consts["as_of_idx"].append(first_unknown_month(header.as_of) if header is not None else None)
-            for k in CLAIM_COLUMNS:
-                consts[k].append(cols[k])
-        constants = pl.DataFrame(consts, schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
+                columns.append(_NO_COLUMNS)
+        as_of = _once(shared, "as_of", lambda: [first_unknown_month(valid[cid].as_of) if cid in valid else None for cid in ids])
+        constants = pl.DataFrame({"claim_id": ids, "as_of_idx": as_of, **{k: [cols[k] for cols in columns] for k in CLAIM_COLUMNS}},
+                                 schema={"claim_id": pl.Utf8, "as_of_idx": pl.Int32, **CLAIM_COLUMNS})
         looked, rows, orphans, with_rows = reading.result()
         if payroll.claims is not None:  # a row of another partition's claim (ids with spaces, say)
             strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
             if strays:
                 raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
         measuring = polars_thread.submit(measure, looked, constants, payroll.name, shared)
-        prepared, unprepared = _prepared(valid, cache, window_of, params, shared, of_claim)
+        prepared, unprepared, again = _prepared(valid, cache, window_of, params, shared, of_claim)
         per_month, sums, bad = measuring.result()
 
     found: dict[int, list[Problem]] = {}
@@ -463,7 +469,7 @@ def decide_partition(
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
     measured = [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
-    figs, claim_rows, ledger_rows = _figures(chosen, measured, members, shared)
+    figs, claim_rows, ledger_rows = _figures(chosen, measured, members, shared, again)
     if jsonl and decided:
         measured = measured_months(per_month)
         lines += [
