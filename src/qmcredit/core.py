@@ -287,15 +287,30 @@ def measure(prep: Prepared, sums: tuple[int, int, int, int, int, int]) -> Measur
     """P5, C1-C3 of one location. ``sums``: the full-time positions and equivalent hours of each
     period (``law.positions.period_sums``: base, year one, year two)."""
     k, cut = prep.constants, prep.cut
-    first, cols, whole, amounts, eligible = k.windows.first_month, k.columns, prep.header.options.whole_positions, k.amount_cents, prep.eligible
+    first, cols, whole = k.windows.first_month, k.columns, prep.header.options.whole_positions
     ft_num, ft_den = cols["ft_num"], cols["ft_den"]
     base = average(0, first, sums[0], sums[3], ft_num, ft_den, cut)  # P5
     one = average(1, first, sums[1], sums[4], ft_num, ft_den, cut)
     two = average(2, first, sums[2], sums[5], ft_num, ft_den, cut)
     den = average_denominator(ft_num)
     new = (C.new_positions(one, base, den, whole), C.new_positions(two, base, den, whole))  # C1
+    return _credited(prep, den, (base, one, two), new)
+
+
+def _credited(prep: Prepared, den: int, averages: tuple, new: tuple) -> Measured:
+    """C2 and C3 of one location whose P5 averages and C1 new positions are ``averages`` and ``new``."""
+    amounts, eligible = prep.constants.amount_cents, prep.eligible
     credit = (C.potential_credit(new[0], den, amounts[0], eligible), C.potential_credit(new[1], den, amounts[1], eligible))  # C2, E5
-    return _new(Measured, (den, (base, one, two), new, credit, C.sustained_effort_ratio(*new)))  # C3
+    return _new(Measured, (den, averages, new, credit, C.sustained_effort_ratio(*new)))  # C3
+
+
+def measured_again(prep: Prepared, before: Measured) -> Measured:
+    """``measure`` of the claim ``prep`` prepared again (``prepared_again``) from its Prepared under
+    another set, ``before`` being its Measured there, when its P1-P4 constants are the same under
+    both (``Constants.columns``: the hour tests, the first base month, the options P1-P4 read):
+    the same rows give the same P5 averages and C1 new positions, so only C2 (the set's amounts)
+    and C3 are worked out again."""
+    return _credited(prep, before.den, before.averages, before.new)
 
 
 def settle(preps: Sequence[Prepared], measured: Sequence[Measured]) -> tuple[tuple[L.Line, ...], list[Figures], int | None]:

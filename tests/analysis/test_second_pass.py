@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qmcredit.core import PREPARE_RULES, cached_constants, prepare, prepared_again, read_after_prepare
+from qmcredit.core import PREPARE_RULES, cached_constants, measure, measured_again, prepare, prepared_again, read_after_prepare
 from qmcredit.law.parameter_set import baseline, load_reform
 
 from .conftest import qmcredit
@@ -120,6 +120,42 @@ def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(data, ref
             assert prepared_again(prep, cached_constants(valid[cid], cache, reform)) == prepare(valid[cid], cid, {}, window_of.get(cid), reform), (name, cid)
         checked += 1
     assert checked >= 4 and len(prepared) > 200
+
+
+def test_a_claim_measured_again_is_the_claim_measured_under_the_reform(data, reforms):
+    """``measured_again`` (C2 and C3 on the first scenario's P5 averages and C1 positions) gives
+    what ``measure`` gives under the reform, for every claim of the generated set whose P1-P4
+    constants the reform leaves as they were, under each reform read after prepare, whatever the
+    hours counted; a reform of the hour tests changes those constants, and is measured anew."""
+    from qmcredit.batch.partition import _windows, headers, return_members
+    from qmcredit.batch.tables import read_tables
+    from qmcredit.problems import ClaimError
+
+    table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
+    valid, _ = headers(table, periods)
+    window_of = _windows(return_members(table, list(valid)), valid)
+    prepared = {}
+    for cid, header in valid.items():
+        try:
+            prepared[cid] = prepare(header, cid, {}, window_of.get(cid), baseline())
+        except ClaimError:
+            continue
+    hours = [(0, 0, 0, 0, 0, 0), (12, 15, 9, 0, 0, 0), (3, 40, 41, 1_680 * 10**6, 0, 7 * 10**9), (100, 340, 200, 5 * 10**11, 6 * 10**11, 0)]
+    again = {}
+    for name, path in reforms.items():
+        reform = load_reform(path)
+        if not read_after_prepare(reform, baseline()):
+            continue
+        cache: dict = {}
+        for cid, prep in prepared.items():
+            other = prepared_again(prep, cached_constants(valid[cid], cache, reform))
+            alike = other.constants.columns == prep.constants.columns
+            again[name] = again.get(name, 0) + alike
+            for sums in hours:
+                if alike:
+                    assert measured_again(other, measure(prep, sums)) == measure(other, sums), (name, cid, sums)
+    assert again["amount_year_one"] == again["carryforward_periods"] == len(prepared) > 200
+    assert again["full_time_hours_per_month"] < len(prepared)
 
 
 def test_a_later_scenario_settles_again_only_the_returns_it_changes(data, reforms, monkeypatch):

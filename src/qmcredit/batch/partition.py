@@ -22,7 +22,10 @@ from datetime import date
 
 import polars as pl
 from ..claim import ClaimHeader, validate_header
-from ..core import NO_HOURS, Prepared, cached_constants, first_site_window, measured_months, measured_sums, prepare, prepared_again, present, read_after_prepare, settle
+from ..core import (
+    NO_HOURS, Prepared, cached_constants, first_site_window, measured_again, measured_months, measured_sums, prepare, prepared_again, present,
+    read_after_prepare, settle,
+)
 from ..core import measure as measure_claim
 from ..law.parameter_set import ParameterSet, baseline
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
@@ -468,7 +471,12 @@ def decide_partition(
         else:
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
-    measured = [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
+    if again:  # the first scenario's positions for each claim whose P1-P4 constants are as they were there
+        before = shared["figures"][0]
+        measured = [measured_again(p, b[1]) if (b := before.get(p.claim_id)) is not None and p.constants.columns == b[0].constants.columns
+                    else measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
+    else:
+        measured = [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
     figs, claim_rows, ledger_rows = _figures(chosen, measured, members, shared, again)
     if jsonl and decided:
         measured = measured_months(per_month)
