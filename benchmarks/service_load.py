@@ -29,6 +29,8 @@ from pathlib import Path
 import httpx
 import psutil
 
+from qmcredit.service.cli import default_workers
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "01-expansion-cap-carryforward.claim.json"
 
@@ -47,7 +49,7 @@ def start_server(database_url: str, workdir: str) -> tuple[subprocess.Popen, str
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     # every worker up before the clients connect: a worker still starting gets none of their connections (kept alive)
-    token, deadline, starting = None, time.monotonic() + 60, int(os.environ.get("QMCREDIT_WORKERS", "1"))
+    token, deadline, starting = None, time.monotonic() + 60, default_workers()
     while time.monotonic() < deadline and starting:
         line = proc.stdout.readline()
         if not line:
@@ -161,7 +163,7 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--deadline", type=float, default=300.0, help="stop sending after this many seconds")
     ap.add_argument("--database-url", default=None, help="default: a fresh SQLite file in a temporary folder")
-    ap.add_argument("--workers", type=int, default=None, help="server processes (QMCREDIT_WORKERS); default: the environment's, else 1")
+    ap.add_argument("--workers", type=int, default=None, help="server processes (QMCREDIT_WORKERS); default: the server's (qmcredit serve --help)")
     args = ap.parse_args()
     if args.workers is not None:
         os.environ["QMCREDIT_WORKERS"] = str(args.workers)
@@ -173,7 +175,7 @@ def main() -> int:
             proc.terminate()
             proc.wait(timeout=30)
     result["database"] = url.split(":", 1)[0].split("+", 1)[0]
-    result["workers"] = int(os.environ.get("QMCREDIT_WORKERS", "1"))
+    result["workers"] = default_workers()
     print(json.dumps(result))
     return 0 if result["lost"] == 0 and result["server_errors"] == 0 else 1
 

@@ -70,3 +70,22 @@ def test_serve_prints_the_sign_in_page_first(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_office_serves_from_one_process_a_core_unless_told(monkeypatch):
+    """Issue 18: ``qmcredit serve`` starts one server process a core (at most ``MOST_WORKERS``)
+    unless ``--workers`` or ``QMCREDIT_WORKERS`` says otherwise; a worker count that is not a whole
+    number from 1 to 64 is refused with the variable named."""
+    import os
+
+    import pytest
+
+    monkeypatch.delenv("QMCREDIT_WORKERS", raising=False)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert cli.default_workers() == max(1, min(cli.MOST_WORKERS, cores))
+    monkeypatch.setenv("QMCREDIT_WORKERS", " 3 ")
+    assert cli.default_workers() == 3
+    for bad in ("0", "65", "two", "-1", "1.5"):
+        monkeypatch.setenv("QMCREDIT_WORKERS", bad)
+        with pytest.raises(typer.BadParameter, match="QMCREDIT_WORKERS"):
+            cli.default_workers()

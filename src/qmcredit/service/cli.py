@@ -9,6 +9,24 @@ import typer
 
 from .settings import Settings
 
+#: The most server processes started when neither ``--workers`` nor ``QMCREDIT_WORKERS`` says: one
+#: a core up to this (each holds the rules, polars and the web stack, ~200 MB).
+MOST_WORKERS = 4
+
+
+def default_workers() -> int:
+    """``QMCREDIT_WORKERS``, else one server process a core of this machine's (those this process
+    may run on), at most ``MOST_WORKERS``. Deciding a claim is processor work and a process's
+    Python runs on one core at a time: at 16 clients on 2 cores, SQLite, one process took
+    92-95 filings a second, two 116-117 (benchmarks/service_load.md)."""
+    given = os.environ.get("QMCREDIT_WORKERS", "").strip()
+    if given:
+        if not given.isdigit() or not 1 <= int(given) <= 64:
+            raise typer.BadParameter(f"QMCREDIT_WORKERS is {given!r}: give a whole number of server processes from 1 to 64")
+        return int(given)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MOST_WORKERS, cores))
+
 
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
@@ -19,9 +37,10 @@ def serve(
         "--seed-examples/--no-seed-examples",
         help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens.")] = True,
     workers: Annotated[int | None, typer.Option(
-        min=1, max=64, help="Server processes; default $QMCREDIT_WORKERS, else 1 (SQLite's writers take turns, docs/service.md).")] = None,
+        min=1, max=64, help=f"Server processes; default $QMCREDIT_WORKERS, else one a core, at most {MOST_WORKERS} (on SQLite their writers take turns, docs/service.md).")] = None,
 ) -> None:
     """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
+    workers = workers or default_workers()
     import uvicorn
 
     from .app import collector_past_start_up, create_app
@@ -45,7 +64,6 @@ def serve(
         for user, token in seeded.tokens.items():
             typer.echo(f"  {user:10s} Authorization: Bearer {token}")
         typer.echo(f"try: curl -H 'Authorization: Bearer {seeded.tokens['examiner']}' {address}/api/v1/claims")
-    workers = workers or int(os.environ.get("QMCREDIT_WORKERS", "1"))
     if workers > 1:  # worker processes build their own app from the same settings
         os.environ.update(QMCREDIT_DATABASE_URL=settings.database_url, QMCREDIT_SESSION_SECRET=settings.session_secret)
         # the workers share the cores: each decides its claims with a share of them (polars reads this at import)
