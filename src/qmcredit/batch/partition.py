@@ -471,12 +471,9 @@ def decide_partition(
         else:
             decided.append(code)
     chosen = [prepared[ids[code]] for code in decided]
-    if again:  # the first scenario's positions for each claim whose P1-P4 constants are as they were there
-        before = shared["figures"][0]
-        measured = [measured_again(p, b[1]) if (b := before.get(p.claim_id)) is not None and p.constants.columns == b[0].constants.columns
-                    else measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
-    else:
-        measured = [measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]
+    before = shared["figures"][0] if again else {}  # the first scenario's claims, when these were prepared again from them
+    measured = [measured_again(p, b[1]) if (b := before.get(p.claim_id)) is not None and p.constants.columns == b[0].constants.columns
+                else measure_claim(p, sums.get(code, NO_HOURS)) for p, code in zip(chosen, decided)]  # its positions kept where P1-P4 read alike
     figs, claim_rows, ledger_rows = _figures(chosen, measured, members, shared, again)
     if jsonl and decided:
         measured = measured_months(per_month)
