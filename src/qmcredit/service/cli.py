@@ -12,20 +12,21 @@ from .settings import Settings
 #: The most server processes started when neither ``--workers`` nor ``QMCREDIT_WORKERS`` says: one
 #: a core up to this (each holds the rules, polars and the web stack, ~200 MB).
 MOST_WORKERS = 4
+#: The most server processes that may be asked for.
+MAX_WORKERS = 64
 
 
 def default_workers() -> int:
-    """``QMCREDIT_WORKERS``, else one server process a core of this machine's (those this process
-    may run on), at most ``MOST_WORKERS``. Deciding a claim is processor work and a process's
+    """``QMCREDIT_WORKERS``, else one server process a core of this machine's, at most
+    ``MOST_WORKERS``. Deciding a claim is processor work and a process's
     Python runs on one core at a time: at 16 clients on 2 cores, SQLite, one process took
     92-95 filings a second, two 116-117 (benchmarks/service_load.md)."""
     given = os.environ.get("QMCREDIT_WORKERS", "").strip()
     if given:
-        if not given.isdigit() or not 1 <= int(given) <= 64:
-            raise typer.BadParameter(f"QMCREDIT_WORKERS is {given!r}: give a whole number of server processes from 1 to 64")
+        if not given.isdigit() or not 1 <= int(given) <= MAX_WORKERS:
+            raise typer.BadParameter(f"QMCREDIT_WORKERS is {given!r}: give a whole number of server processes from 1 to {MAX_WORKERS}")
         return int(given)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(MOST_WORKERS, cores))
+    return min(MOST_WORKERS, os.cpu_count() or 1)
 
 
 def serve(
@@ -37,7 +38,7 @@ def serve(
         "--seed-examples/--no-seed-examples",
         help="Create demo users (preparer, preparer2, examiner, auditor), file the bundled example claims, print tokens.")] = True,
     workers: Annotated[int | None, typer.Option(
-        min=1, max=64, help=f"Server processes; default $QMCREDIT_WORKERS, else one a core, at most {MOST_WORKERS} (on SQLite their writers take turns, docs/service.md).")] = None,
+        min=1, max=MAX_WORKERS, help=f"Server processes; default $QMCREDIT_WORKERS, else one a core, at most {MOST_WORKERS} (on SQLite their writers take turns, docs/service.md).")] = None,
 ) -> None:
     """Start the claims office: the HTTP API under /api/v1, OpenAPI at /openapi.json."""
     workers = workers or default_workers()
