@@ -93,9 +93,10 @@ def test_the_reforms_read_after_prepare_change_the_figures(run):
         assert not pl.read_parquet(run / f"scenarios/{name}/ledger.parquet").equals(base), name
 
 
-def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(data, reforms):
-    """``prepared_again`` gives, field by field, what ``prepare`` gives under the reform, for every
-    claim of the generated set and every reform read after prepare."""
+@pytest.fixture(scope="module")
+def prepared(data) -> tuple[dict, dict, dict]:
+    """The generated set's valid headers, each claim's taxpayer window (E4) and the claims
+    ``prepare`` reads under the baseline (those it refuses left out)."""
     from qmcredit.batch.partition import _windows, headers, return_members
     from qmcredit.batch.tables import read_tables
     from qmcredit.problems import ClaimError
@@ -103,13 +104,20 @@ def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(data, ref
     table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
     valid, _ = headers(table, periods)
     window_of = _windows(return_members(table, list(valid)), valid)
-    base_cache: dict = {}
-    prepared = {}
+    cache: dict = {}
+    claims = {}
     for cid, header in valid.items():
         try:
-            prepared[cid] = prepare(header, cid, base_cache, window_of.get(cid), baseline())
+            claims[cid] = prepare(header, cid, cache, window_of.get(cid), baseline())
         except ClaimError:
             continue
+    return valid, window_of, claims
+
+
+def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(reforms, prepared):
+    """``prepared_again`` gives, field by field, what ``prepare`` gives under the reform, for every
+    claim of the generated set and every reform read after prepare."""
+    valid, window_of, prepared = prepared
     checked = 0
     for name, path in reforms.items():
         reform = load_reform(path)
@@ -122,24 +130,12 @@ def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(data, ref
     assert checked >= 4 and len(prepared) > 200
 
 
-def test_a_claim_measured_again_is_the_claim_measured_under_the_reform(data, reforms):
+def test_a_claim_measured_again_is_the_claim_measured_under_the_reform(reforms, prepared):
     """``measured_again`` (C2 and C3 on the first scenario's P5 averages and C1 positions) gives
     what ``measure`` gives under the reform, for every claim of the generated set whose P1-P4
     constants the reform leaves as they were, under each reform read after prepare, whatever the
     hours counted; a reform of the hour tests changes those constants, and is measured anew."""
-    from qmcredit.batch.partition import _windows, headers, return_members
-    from qmcredit.batch.tables import read_tables
-    from qmcredit.problems import ClaimError
-
-    table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
-    valid, _ = headers(table, periods)
-    window_of = _windows(return_members(table, list(valid)), valid)
-    prepared = {}
-    for cid, header in valid.items():
-        try:
-            prepared[cid] = prepare(header, cid, {}, window_of.get(cid), baseline())
-        except ClaimError:
-            continue
+    valid, _, prepared = prepared
     hours = [(0, 0, 0, 0, 0, 0), (12, 15, 9, 0, 0, 0), (3, 40, 41, 1_680 * 10**6, 0, 7 * 10**9), (100, 340, 200, 5 * 10**11, 6 * 10**11, 0)]
     again = {}
     for name, path in reforms.items():
