@@ -461,9 +461,10 @@ def _with_problems(rows: pl.DataFrame, at: pl.Series, problems: pl.Series, sourc
     """``normalize``'s result: ``rows`` with ``problem`` set at the rows ``at`` (null elsewhere)
     and, when the source is written only where a row has a problem, ``source`` as ``sources``
     there; in the columns' ``order``."""
-    extra = [pl.Series("problem", [None] * rows.height, dtype=pl.Utf8).scatter(at, problems)]
+    nulls = lambda name: pl.repeat(None, rows.height, dtype=pl.Utf8, eager=True).alias(name)  # noqa: E731 (not a list of Nones, read one by one)
+    extra = [nulls("problem").scatter(at, problems)]
     if sources is not None:
-        extra.append(pl.Series("source", [None] * rows.height, dtype=pl.Utf8).scatter(at, sources))
+        extra.append(nulls("source").scatter(at, sources))
     return rows.hstack(extra).select(order).lazy()
 
 
