@@ -11,6 +11,9 @@ a user runs it (wall time, peak memory of the process tree):
 - reform_hours: the baseline and one reform of the hour test (examples/reforms/hours_120.toml:
   P1-P4 counted again, from the rows in memory).
 
+It reports the best run of each against the best batch, and each round's reform over the same
+round's batch with the median of those ratios (the runs of a round are side by side).
+
     python benchmarks/bench_reform.py 1e6 1e7 [1.5e8] [--rounds 3]
 
 With ``--before SRC`` (the ``src`` folder of another checkout), processor time instead of wall
@@ -63,12 +66,17 @@ def bench(rows: int, rounds: int) -> dict:
         for name, (cmd, extra) in RUNS.items():
             runs[name].append(measure(COMMAND.format(data=str(d), cmd=cmd, out=str(DATA / f"out-{name}-{rows}"), extra=extra)))
     best = {k: min(r["wall_s"] for r in v) for k, v in runs.items()}
+    # each round's reform over that round's batch (run side by side, so that the machine's drift
+    # between rounds, up to a tenth here, falls on both), and the middle of those ratios
+    pairs = {k: [round(r["wall_s"] / b["wall_s"], 3) for r, b in zip(runs[k], runs["batch"])] for k in ("reform", "reform_hours")}
     parts = {k: json.loads(min(v, key=lambda r: r["wall_s"])["stdout"])["seconds"] for k, v in runs.items()}  # what the command says it spent
     return {
         "rows": json.loads(runs["batch"][-1]["stdout"])["rows"], "rounds": rounds,
         **{f"{k}_s": v for k, v in best.items()}, **{f"{k}_all_s": [r["wall_s"] for r in v] for k, v in runs.items()},
         **{f"{k}_peak_mb": max(r["peak_mb"] for r in v) for k, v in runs.items()}, **{f"{k}_seconds": v for k, v in parts.items()},
         "reform_over_batch": round(best["reform"] / best["batch"], 2), "reform_hours_over_batch": round(best["reform_hours"] / best["batch"], 2),
+        **{f"{k}_over_batch_rounds": v for k, v in pairs.items()},
+        **{f"{k}_over_batch_median": round(statistics.median(v), 3) for k, v in pairs.items()},
     }
 
 
@@ -130,7 +138,7 @@ def bench_workbook(folder: Path, out: Path, before: str, after: str | None, roun
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sizes", nargs="*", type=float, help="employee-month rows, e.g. 1e6 1e7 1.5e8")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best of each is compared")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best of each is compared, and each round's pair")
     ap.add_argument("--before", help="processor time: the src folder of the code to compare with (main, say)")
     ap.add_argument("--after", help="with --before: the src folder of the code measured (default: the installed qmcredit)")
     ap.add_argument("--data", type=Path, default=DATA, help="where the rows-N folders are (with --before)")
