@@ -114,15 +114,20 @@ def prepared(data) -> tuple[dict, dict, dict]:
     return valid, window_of, claims
 
 
+def _read_after_prepare(reforms: dict[str, Path]):
+    """(name, reform) of each reform whose changes are all read after prepare (``prepared_again``'s)."""
+    for name, path in reforms.items():
+        reform = load_reform(path)
+        if read_after_prepare(reform, baseline()):
+            yield name, reform
+
+
 def test_a_claim_prepared_again_is_the_claim_prepared_under_the_reform(reforms, prepared):
     """``prepared_again`` gives, field by field, what ``prepare`` gives under the reform, for every
     claim of the generated set and every reform read after prepare."""
     valid, window_of, prepared = prepared
     checked = 0
-    for name, path in reforms.items():
-        reform = load_reform(path)
-        if not read_after_prepare(reform, baseline()):
-            continue
+    for name, reform in _read_after_prepare(reforms):
         cache: dict = {}
         for cid, prep in prepared.items():
             assert prepared_again(prep, cached_constants(valid[cid], cache, reform)) == prepare(valid[cid], cid, {}, window_of.get(cid), reform), (name, cid)
@@ -138,10 +143,7 @@ def test_a_claim_measured_again_is_the_claim_measured_under_the_reform(reforms, 
     valid, _, prepared = prepared
     hours = [(0, 0, 0, 0, 0, 0), (12, 15, 9, 0, 0, 0), (3, 40, 41, 1_680 * 10**6, 0, 7 * 10**9), (100, 340, 200, 5 * 10**11, 6 * 10**11, 0)]
     again = {}
-    for name, path in reforms.items():
-        reform = load_reform(path)
-        if not read_after_prepare(reform, baseline()):
-            continue
+    for name, reform in _read_after_prepare(reforms):
         cache: dict = {}
         for cid, prep in prepared.items():
             other = prepared_again(prep, cached_constants(valid[cid], cache, reform))
