@@ -145,10 +145,16 @@ def frame_of(costs: list[ClaimCost]) -> Costs:
     return Costs(claims, lines)
 
 
-def _band(average_base: pl.Expr) -> pl.Expr:
-    """``size_band`` of base averages as decimal text (non-negative): rounded up to employees."""
-    whole = average_base.str.split(".").list.get(0).cast(pl.Int64)
-    employees = whole + average_base.str.contains(r"\.\d*[1-9]").cast(pl.Int64)
+def _employees(average_base: pl.Expr) -> pl.Expr:
+    """Base averages as decimal text (non-negative) rounded up to whole employees (``size_band``)."""
+    whole = average_base.str.splitn(".", 2).struct.field("field_0").cast(pl.Int64)
+    return whole + average_base.str.contains(r"\.\d*[1-9]").cast(pl.Int64)
+
+
+def _band(employees: pl.Expr) -> pl.Expr:
+    """``size_band`` of ``_employees``: a column, so that it is worked out once, not in each test
+    of the chain (an eager query does not share a repeated expression: 90 ms against 29 ms at
+    325,379 claims)."""
     return (pl.when(employees == 0).then(pl.lit("0")).when(employees < 10).then(pl.lit("1-9")).when(employees < 50).then(pl.lit("10-49"))
             .when(employees < 250).then(pl.lit("50-249")).otherwise(pl.lit("250+")))
 
@@ -174,13 +180,13 @@ def read_claims(claims: pl.DataFrame, ledger: pl.DataFrame, taxes: pl.DataFrame,
     last = done.filter(cid.ne_missing(cid.shift(-1))).select("claim_id", "carried_forward", pl.col("carried_forward_year_one").alias("carried_year_one"))
     pending = ledger.filter(pl.col("applied").is_null()).select(cid.unique(maintain_order=True), pl.lit(True).alias("pending"))
     claims = claims if made_here else in_order(claims, "claim_id")
-    claims = claims.with_columns(_cents_of(claims, ("credit_year_one", "credit_year_two"), made_here))
+    claims = claims.with_columns(*_cents_of(claims, ("credit_year_one", "credit_year_two"), made_here), _employees(pl.col("average_base")).alias("_employees"))
     decided = pl.col("status") == "decided"
     eligible = decided & pl.col("eligible").fill_null(False)
     new = lambda k: pl.when(eligible & pl.col(k).is_not_null()).then(pl.col(k)).otherwise(pl.lit(str(NO_POSITIONS)))  # noqa: E731
     out = claims.select(
         "claim_id", decided.alias("decided"), eligible.alias("eligible"),
-        pl.when(decided & pl.col("average_base").is_not_null()).then(_band(pl.col("average_base"))).alias("size"),
+        pl.when(decided & pl.col("_employees").is_not_null()).then(_band(pl.col("_employees"))).alias("size"),
         pl.col("credit_year_one").fill_null(0).alias("credit_one"), pl.col("credit_year_two").fill_null(0).alias("credit_two"),
         new("new_year_one").alias("new_one"), new("new_year_two").alias("new_two"),
     ).join(taxes, on="claim_id", how="left", maintain_order="left").join(last, on="claim_id", how="left", maintain_order="left").join(
@@ -215,7 +221,7 @@ def from_determination(claim_id: str, tax: str | None, det: dict) -> ClaimCost:
 
 def _places(text: pl.Expr) -> pl.Expr:
     """The decimals of decimal text, at least those of ``NO_POSITIONS`` (a sum's ``str`` has the most of its terms)."""
-    return pl.max_horizontal(text.str.split(".").list.get(1, null_on_oob=True).str.len_chars().fill_null(0), pl.lit(6)).cast(pl.Int32)
+    return pl.max_horizontal(text.str.splitn(".", 2).struct.field("field_1").str.len_chars().fill_null(0), pl.lit(6)).cast(pl.Int32)
 
 
 def per_claim(costs: Costs) -> pl.DataFrame:
@@ -224,17 +230,18 @@ def per_claim(costs: Costs) -> pl.DataFrame:
     # a group keeps its rows' order, the lines' period order (``n``): its last is the last period's
     sums = costs.lines.group_by("claim_id", maintain_order=True).agg(*(pl.col(k).sum() for k in _LINE_MONEY), pl.col("fiscal_year").last().alias("last_fy"))
     frame = costs.claims.join(sums, on="claim_id", how="left", maintain_order="left").with_columns(pl.col(_LINE_MONEY).fill_null(0))
-    places = {k: _places(pl.col(k)) for k in ("new_one", "new_two")}
-    scale = frame.select(pl.max_horizontal(*(p.max() for p in places.values()))).item() or 6
-    one, two = (pl.col(k).cast(pl.Decimal(38, scale)) for k in ("new_one", "new_two"))
-    first = one >= two  # max(): the first of equals
+    # each year's places and decimal value made once, as columns (an eager query repeats a repeated expression)
+    frame = frame.with_columns(_places(pl.col("new_one")).alias("_places_one"), _places(pl.col("new_two")).alias("_places_two"))
+    scale = frame.select(pl.max_horizontal(pl.col("_places_one").max(), pl.col("_places_two").max())).item() or 6
+    frame = frame.with_columns(pl.col("new_one").cast(pl.Decimal(38, scale)).alias("_one"), pl.col("new_two").cast(pl.Decimal(38, scale)).alias("_two"))
+    first, one, two = pl.col("_one") >= pl.col("_two"), pl.col("_one"), pl.col("_two")  # max(): the first of equals
     return frame.with_columns(
         (pl.col("applied") + pl.col("refunded")).alias("cost"), (pl.col("credit_one") + pl.col("credit_two")).alias("credit"),
         pl.when(first).then(pl.col("new_one")).otherwise(pl.col("new_two")).alias("new_positions"),
         pl.when(first).then(one).otherwise(two).alias("_new"), (one + two).alias("_years"),
-        pl.when(first).then(places["new_one"]).otherwise(places["new_two"]).alias("_new_places"),
-        pl.max_horizontal(*places.values()).alias("_years_places"),
-    )
+        pl.when(first).then(pl.col("_places_one")).otherwise(pl.col("_places_two")).alias("_new_places"),
+        pl.max_horizontal("_places_one", "_places_two").alias("_years_places"),
+    ).drop("_places_one", "_places_two", "_one", "_two")
 
 
 _MONEY = ("credit", "allowed", "applied", "refunded", "forfeited", "carried_forward", "cost")
