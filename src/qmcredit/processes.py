@@ -64,18 +64,25 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
             todo, running = deque(args), {}
             args.clear()  # each piece's inputs are held until it is done, not to the end (memory)
             free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
+
+            def give() -> None:
+                """The next pieces to whoever is free; once none is left for the workers, they are let go."""
+                for executor in (here, pool):
+                    while todo and free[executor]:
+                        piece = todo.popleft()
+                        running[executor.submit(fn, *piece) if executor is here else executor.submit(_piece, fn, *piece)] = executor
+                        free[executor] -= 1
+                if not todo and free[pool] == jobs - 1:
+                    stop(pool)  # nothing more for the workers: they exit while this process works
+
             try:
-                while todo or running:
-                    for executor in (here, pool):
-                        while todo and free[executor]:
-                            piece = todo.popleft()
-                            running[executor.submit(fn, *piece) if executor is here else executor.submit(_piece, fn, *piece)] = executor
-                            free[executor] -= 1
-                    if not todo and free[pool] == jobs - 1:
-                        stop(pool)  # nothing more for the workers: they exit while this process works
+                give()
+                while running:
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
                         free[running.pop(future)] += 1
+                    give()  # before the results are handed on: a worker does not wait while this process takes in what it sent
+                    for future in done:
                         yield future.result()
             finally:  # done, or given up (OutOfClaimOrder): the workers' queued pieces are dropped
                 stop(pool, cancel=True)
