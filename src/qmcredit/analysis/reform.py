@@ -55,26 +55,26 @@ def decide_scenarios(
     if workdir is not None:  # a killed run's partition files (its process gone), as the batch clears its own
         remove_stale(workdir, ".qmcredit-reform-")
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-reform-{os.getpid()}-", dir=workdir))
-    try:
+    try:  # the partitions' ledger rows are read from ``scratch`` (``PartitionResult.ledger_rows``) before it goes
         with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
             results, n = decide_planned(lambda: (table, ptable), payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
                                         (False, sets), None)
+        deciding = round(time.perf_counter() - started, 2)
+        taxes = taxes_of(table)
+        read = {k: sum(getattr(r[1][0], k) for r in results) for k in ("rows", "bad_rows", "orphan_rows")}  # the first scenario's: the reading is shared
+        unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
+        decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
+        refused = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
+        out = []
+        for i, (params, c) in enumerate(zip(sets, decided)):
+            ln = in_order(pl.concat([r[1][i].ledger_rows() for r in results]), "claim_id", "period")
+            for r in results:  # the partitions' rows of this scenario, now in ``ln``: let go before the next one's are joined (memory)
+                r[1][i] = None
+            if refused:
+                c, ln = _refuse(c, ln, refused)
+            out.append(Scenario(params, c, ln, read_claims(c, ln, taxes, made_here=True)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    deciding = round(time.perf_counter() - started, 2)
-    taxes = taxes_of(table)
-    read = {k: sum(getattr(r[1][0], k) for r in results) for k in ("rows", "bad_rows", "orphan_rows")}  # the first scenario's: the reading is shared
-    unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
-    decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
-    refused = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
-    out = []
-    for i, (params, c) in enumerate(zip(sets, decided)):
-        ln = in_order(pl.concat([r[1][i].ledger for r in results]), "claim_id", "period")
-        for r in results:  # the partitions' rows of this scenario, now in ``ln``: let go before the next one's are joined (memory)
-            r[1][i] = None
-        if refused:
-            c, ln = _refuse(c, ln, refused)
-        out.append(Scenario(params, c, ln, read_claims(c, ln, taxes, made_here=True)))
     info = {"claims": out[0].claims.height, "partitions": n, **read,
             "seconds": {"reading_and_deciding": deciding, "claims_refused_and_costs_read": round(time.perf_counter() - started - deciding, 2)}}
     return out, info

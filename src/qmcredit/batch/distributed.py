@@ -1,8 +1,9 @@
 """The batch on a Dask cluster: the same ``decide_partition`` per claim-hash partition, each a task.
 
 The driver splits the payroll by claim hash and writes the outputs; workers decide partitions.
-Workers read the partition files by path, so on a multi-machine cluster ``workdir`` must be storage
-every worker sees (a shared file system); a local cluster shares this machine's disk. Outputs are
+Workers read the partition files by path and write each partition's ledger rows beside them, so on a
+multi-machine cluster ``workdir`` must be storage every worker and the driver see (a shared file
+system); a local cluster shares this machine's disk. Outputs are
 sorted by claim id, so they are identical to the single-machine run.
 """
 

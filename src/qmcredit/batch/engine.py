@@ -328,9 +328,9 @@ def _run(
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-batch-{os.getpid()}-", dir=workdir or out))
     try:
         results, n = decide_planned(lambda: read.pop() if read else read_tables(claims, periods), payroll, rows, rows_per_partition,
-                                    min_partitions, mapper, local, jobs, scratch, (jsonl,), on_progress, keep=_spill(scratch / "results"))
+                                    min_partitions, mapper, local, jobs, scratch, (jsonl, None), on_progress, keep=_spill(scratch / "results"))
         claims_df = outputs.in_order(pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "claims"), memory_map=False) for k, _ in results]), "claim_id")
-        ledger_df = outputs.in_order(pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "ledger"), memory_map=False) for k, _ in results]), "claim_id", "period")
+        ledger_df = outputs.in_order(pl.concat([r.ledger_rows() for _, r in results]), "claim_id", "period")
         from .partition import invalid_json  # the rules' modules are loaded by now
 
         refused = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed})
@@ -367,7 +367,8 @@ def decide_planned(
     keep: Callable[[int, PartitionResult], PartitionResult] | None = None,
 ) -> tuple[list[tuple[int, PartitionResult]], int]:
     """The partitions planned and decided (``decide``, default ``_decide_indexed``, given each
-    partition's claims, periods, payroll source and ``tail``): runs of a table in claim order
+    partition's claims, periods, payroll source, ``tail`` and the folder its ledger rows are
+    written to, ``_ledger_written``): runs of a table in claim order
     when it is one, else partitions by claim hash. ``tables()`` gives the claims and periods
     tables (called again for a split by hash after ``OutOfClaimOrder``); they are let go once
     split, and each partition's part once it is decided, so that the tables are not held whole
@@ -389,7 +390,8 @@ def decide_planned(
         part = pl.lit(highs).search_sorted(pl.col("claim_id").fill_null(""), side="right")  # the range holding each claim
         parts = _parts(table, ptable, part, len(ranges), scratch / "parts")
         del table, ptable
-        args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), *tail)
+        ledgers = _ledger_folder(scratch / "ledgers-runs")
+        args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), *tail, ledgers)
                 for k, r in enumerate(ranges)]
         del parts
         try:
@@ -407,7 +409,8 @@ def decide_planned(
             sources = split_payroll(payroll, n, scratch / "payroll", joined)
         parts = _parts(table, ptable, bucket(n, joined), n, scratch / "hashed")
         del table, ptable
-        args = [(*parts[k], src, *tail) for k, src in enumerate(sources)]
+        ledgers = _ledger_folder(scratch / "ledgers-hashed")  # not the runs' folder: a piece of theirs may still be finishing
+        args = [(*parts[k], src, *tail, ledgers) for k, src in enumerate(sources)]
         del parts
         results = _decide_all(mapper, args, on_progress, decide, keep)
     return results, n
@@ -498,15 +501,15 @@ def _decide_all(mapper: Mapper, args: list[tuple], on_progress: Callable[[int, i
 
 
 def _spill(folder: Path) -> Callable[[int, PartitionResult], PartitionResult]:
-    """``keep`` of the batch: a partition's claims and ledger rows written to ``folder`` as they
-    arrive (Arrow IPC, ``_spilled``), and read back only to write the outputs, so that a run does
-    not hold every partition's rows while it decides the others (memory, issue 18)."""
+    """``keep`` of the batch: a partition's claims rows written to ``folder`` as they arrive
+    (Arrow IPC, ``_spilled``), as its ledger rows were where it was decided (``_ledger_written``),
+    and read back only to write the outputs, so that a run does not hold every partition's rows
+    while it decides the others (memory, issue 18)."""
     folder.mkdir(parents=True, exist_ok=True)
 
     def keep(k: int, result: PartitionResult) -> PartitionResult:
         result.claims.write_ipc(_spilled(folder, k, "claims"))
-        result.ledger.write_ipc(_spilled(folder, k, "ledger"))
-        return replace(result, claims=result.claims.clear(), ledger=result.ledger.clear())
+        return replace(result, claims=result.claims.clear())
 
     return keep
 
@@ -545,13 +548,14 @@ def _prompt_handoffs() -> Iterator[None]:
 
 
 def _decide_indexed(
-    k: int, claims: Part, periods: Part | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None,
+    k: int, claims: Part, periods: Part | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None, ledgers: Path | None = None,
 ) -> tuple[int, PartitionResult | list[PartitionResult]]:
     """Partition ``k`` decided (``partition.decide_partition``). Its payroll rows are read on a
     polars thread from the start, and the rules' modules are imported meanwhile, the first time:
     here, not at the top, so that a process reads while it imports them (0.1 s of start-up).
     With ``sets`` (parameter sets, ``analysis.reform``): decided under each, from the one reading
-    (and what the scenarios share, ``decide_partition``'s ``shared``), a result for each."""
+    (and what the scenarios share, ``decide_partition``'s ``shared``), a result for each. With
+    ``ledgers``, each result's ledger rows are written there (``_ledger_written``)."""
     claims, periods = _read_part(claims), _read_part(periods)
     ids = sorted({cid for cid in claims.get_column("claim_id").to_list() if cid})  # a claim's code is its place here
     if payroll.coded and kind_of(Path(payroll.path)) == "parquet":
@@ -563,14 +567,34 @@ def _decide_indexed(
     with _collector_paused(), _prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
         reading = polars_thread.submit(read_rows, payroll, ids)
         if sets is None:
-            return k, _rules()(claims, periods, payroll, jsonl, ids, reading)
+            return k, _ledger_written(_rules()(claims, periods, payroll, jsonl, ids, reading), ledgers, k)
         shared: dict = {}
-        results = [_rules()(claims, periods, payroll, jsonl, ids, reading, params, shared) for params in sets]
+        results = [_ledger_written(_rules()(claims, periods, payroll, jsonl, ids, reading, params, shared), ledgers, k, i)
+                   for i, params in enumerate(sets)]
         # let go of what the scenarios shared (every claim's header, Prepared, Figures) while the
         # collector is still paused: reference counting frees it; alive when the collector comes
         # back, its first pass scanned all of it (0.12 s a partition of 1.6 million rows)
         del shared
         return k, results
+
+
+def _ledger_folder(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _ledger_written(result: PartitionResult, folder: Path | None, k: int, i: int = 0) -> PartitionResult:
+    """``result`` with its ledger rows (six times its claims' rows, most of what it holds) written
+    to ``folder`` (Arrow IPC; ``i``: the parameter set's place) by the process that decided them,
+    and read back where they are used (``PartitionResult.ledger_rows``), rather than sent back
+    through the process pool's pipe, 4-5 ms a megabyte, during which the worker waited for its
+    next partition: a reform's worker at 142M rows waited 3.8 s between its 24 partitions, 0.9 s
+    so (benchmarks/reform.md)."""
+    if folder is None:
+        return result
+    path = folder / f"ledger-{k}-{i}.arrow"
+    result.ledger.write_ipc(path)
+    return replace(result, ledger=result.ledger.clear(), ledger_file=path)
 
 
 @functools.cache

@@ -19,6 +19,7 @@ import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 import polars as pl
 from ..claim import ClaimHeader, validate_header
@@ -42,13 +43,18 @@ from .tables import header_doc, periods_by_claim
 @dataclass
 class PartitionResult:
     claims: pl.DataFrame
-    ledger: pl.DataFrame
+    ledger: pl.DataFrame  # empty when written to ``ledger_file``
     jsonl: list[tuple[str, str]]  # (claim id, JSON line), in claim id order
     rows: int
     bad_rows: int
     orphan_rows: int
     orphan_claims: list[str]
     unrowed: list[str]  # claims of the partition without any payroll row
+    ledger_file: Path | None = None  # where the process that decided the partition wrote its ledger rows (``engine._ledger_written``)
+
+    def ledger_rows(self) -> pl.DataFrame:
+        """The partition's ledger rows, from ``ledger_file`` when they were written there."""
+        return pl.read_ipc(self.ledger_file, memory_map=False) if self.ledger_file is not None else self.ledger
 
 
 def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
