@@ -53,8 +53,10 @@ class PartitionResult:
     ledger_file: Path | None = None  # where the process that decided the partition wrote its ledger rows (``engine._ledger_written``)
 
     def ledger_rows(self) -> pl.DataFrame:
-        """The partition's ledger rows, from ``ledger_file`` when they were written there."""
-        return pl.read_ipc(self.ledger_file, memory_map=False) if self.ledger_file is not None else self.ledger
+        """The partition's ledger rows, from ``ledger_file`` when they were written there: mapped
+        from the file, not copied (2 million rows in 50 files: 0.006 s, against 0.35-0.47 s read),
+        so that the one copy made is the outputs' (``outputs.in_order`` makes them one piece)."""
+        return pl.read_ipc(self.ledger_file, memory_map=True) if self.ledger_file is not None else self.ledger
 
 
 def headers(claims: pl.DataFrame, periods: pl.DataFrame | None) -> tuple[dict[str, ClaimHeader], dict[str, list[Problem]]]:
