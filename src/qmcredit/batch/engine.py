@@ -592,7 +592,7 @@ def _ledger_written(result: PartitionResult, folder: Path | None, k: int, i: int
     so (benchmarks/reform.md)."""
     if folder is None:
         return result
-    path = folder / f"ledger-{k}-{i}.arrow"
+    path = _spilled(folder, k, f"ledger-{i}")
     result.ledger.write_ipc(path)
     return replace(result, ledger=result.ledger.clear(), ledger_file=path)
 
