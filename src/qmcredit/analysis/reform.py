@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -65,16 +66,31 @@ def decide_scenarios(
         unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
         decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
         refused = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
-        out = []
-        for i, (params, c) in enumerate(zip(sets, decided)):
-            ln = in_order(pl.concat([r[1][i].ledger_rows() for r in results]), "claim_id", "period")
-            for r in results:  # the partitions' rows of this scenario, now in ``ln``: let go before the next one's are joined (memory)
-                r[1][i] = None
-            if refused:
-                c, ln = _refuse(c, ln, refused)
-            out.append(Scenario(params, c, ln, read_claims(c, ln, taxes, made_here=True)))
+        ledgers = [_ledger(results, i) for i in range(len(sets))]
+    finally:  # the rows the scenarios use are copied out of ``scratch`` by now: it goes while their costs are read (0.4 s at 142M rows)
+        sweeping = threading.Thread(target=shutil.rmtree, args=(scratch,), kwargs={"ignore_errors": True}, name="qmcredit-sweep")
+        sweeping.start()
+    try:
+        out = [_scenario(*s, refused, taxes) for s in zip(sets, decided, ledgers)]
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        sweeping.join()
     info = {"claims": out[0].claims.height, "partitions": n, **read,
             "seconds": {"reading_and_deciding": deciding, "claims_refused_and_costs_read": round(time.perf_counter() - started - deciding, 2)}}
     return out, info
+
+
+def _ledger(results: list, i: int) -> pl.DataFrame:
+    """Parameter set ``i``'s ledger rows of every partition, in order, in one piece (copied out of
+    the partitions' files); the partitions' rows of it let go (memory)."""
+    ledger = in_order(pl.concat([r[1][i].ledger_rows() for r in results]), "claim_id", "period")
+    for r in results:
+        r[1][i] = None
+    return ledger
+
+
+def _scenario(params: ParameterSet, claims: pl.DataFrame, ledger: pl.DataFrame, refused: dict, taxes: pl.DataFrame) -> Scenario:
+    """One parameter set's tables, the claims without payroll rows refused as the batch refuses
+    them, and their costs."""
+    if refused:
+        claims, ledger = _refuse(claims, ledger, refused)
+    return Scenario(params, claims, ledger, read_claims(claims, ledger, taxes, made_here=True))
