@@ -120,10 +120,10 @@ def test_an_unknown_name_is_an_attribute_error():
 
 
 def test_the_switch_interval_is_restored_after_a_partition():
-    from qmcredit.batch.engine import _prompt_handoffs
+    from qmcredit.processes import prompt_handoffs
 
     before = sys.getswitchinterval()
-    with _prompt_handoffs():
+    with prompt_handoffs():
         assert sys.getswitchinterval() < before
     assert sys.getswitchinterval() == before
 
@@ -160,3 +160,16 @@ def test_a_batch_of_text_tables_never_imports_pyarrow(tmp_path):
                  f"summary = engine.run(Path({str(paths['claims'])!r}), Path({str(paths['payroll'])!r}), Path({str(tmp_path / 'out')!r}), "
                  f"periods=Path({str(paths['periods'])!r}))\nassert summary.decided == 20, summary")
     assert "pyarrow" not in loaded_after(statement)
+
+
+def test_the_command_script_imports_no_command_line_until_it_runs():
+    """Issue 18: a local worker process (spawned) runs the command's script again as its main
+    module without running the command; the script imports ``qmcredit.__main__``, which leaves the
+    command line (typer and every command) to the command itself. ``python -m qmcredit`` is the
+    same command."""
+    code = "import json, sys\nimport qmcredit.__main__\nprint(json.dumps([m for m in ('typer', 'qmcredit.cli') if m in sys.modules]))"
+    assert json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout) == []
+    script = Path(sys.executable).parent / "qmcredit"
+    assert "from qmcredit.__main__ import main" in script.read_text()
+    shown = subprocess.run([sys.executable, "-m", "qmcredit", "--help"], capture_output=True, text=True, env=_WIDE)
+    assert shown.returncode == 0 and "compute" in shown.stdout
