@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import operator
 import os
+import subprocess
+import sys
 import threading
+
+import pytest
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,6 +27,27 @@ def test_local_processes_give_every_result_and_leave_no_thread_running():
     with local_processes(2, os.getpid) as run:
         assert sorted(run(operator.neg, [(k,) for k in range(12)])) == sorted(-k for k in range(12))
     assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+@pytest.mark.parametrize("pieces", [0, 1, 2, 3, 4, 5, 13])
+def test_every_piece_is_done_once_however_many_are_given_ahead(jobs, pieces):
+    """A worker holds its next piece while it works (``AHEAD``) while more pieces are left than
+    processes, and the last ones are given one at a time: every piece's result, once."""
+    with local_processes(jobs, os.getpid) as run:
+        assert sorted(run(operator.neg, [(k,) for k in range(pieces)])) == sorted(-k for k in range(pieces))
+
+
+def test_a_worker_ends_without_losing_what_it_wrote():
+    """A worker ends at once when the pool lets it go (no interpreter teardown), after its own
+    process has flushed what it wrote: a worker's unflushed output still reaches the command's."""
+    code = ("import os\nfrom qmcredit.processes import local_processes\n"
+            "if __name__ == '__main__':\n"
+            "    with local_processes(2, os.getpid) as run:\n"
+            "        list(run(print, [(f'piece {k}',) for k in range(12)]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert sorted(out.stdout.split("\n")[:-1]) == sorted(f"piece {k}" for k in range(12))
 
 
 def test_a_claim_error_made_in_a_worker_reaches_this_process_whole():

@@ -4,6 +4,7 @@ argument tuples and yields each result as it finishes (the work's own index trav
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +22,23 @@ def serial_map(fn: Callable, args: list[tuple]) -> Iterator[Any]:
     ``args`` as it is taken (a ``Mapper`` consumes ``args``: memory)."""
     while args:
         yield fn(*args.pop(0))
+
+
+@contextmanager
+def prompt_handoffs() -> Iterator[None]:
+    """A 0.05 ms interpreter switch interval instead of 5 ms while this process's own work runs
+    Python beside a thread that waits on something else: the polars thread reading a partition's
+    rows needs the interpreter's lock back after each of its operations (with 5 ms, reading a
+    million rows took three times as long beside busy Python as alone; with 0.05 ms, 1.4 times,
+    benchmarks/batch.md), and the process pool's thread reads a worker's result from the pipe 64 KB
+    a turn, each turn waiting for the lock: a worker waited 12-58 ms, writing a chunk of
+    ``compute``'s results, before it could start its next (3-9 ms so, benchmarks/compute.md)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.00005))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
 
 
 @contextmanager
@@ -57,22 +75,24 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
     for _ in range(jobs - 1):
         ready[0].submit(start)
 
-    with ThreadPoolExecutor(max_workers=1) as here:
+    with prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as here:
 
         def mapper(fn: Callable, args: list[tuple]) -> Iterator[Any]:
             pool = ready.pop() if ready else workers()
             todo, running = deque(args), {}
             args.clear()  # each piece's inputs are held until it is done, not to the end (memory)
-            free = {here: 1, pool: jobs - 1}  # each is given its next when it is done: none idles while one works
+            # each is given its next when it is done: none idles while one works; and a worker holds
+            # its next piece while it works (``AHEAD``) while more pieces are left than processes
+            free = {here: 1, pool: AHEAD * (jobs - 1)}
 
             def give() -> None:
                 """The next pieces to whoever is free; once none is left for the workers, they are let go."""
                 for executor in (here, pool):
-                    while todo and free[executor]:
+                    while todo and free[executor] > (0 if executor is here or len(todo) > jobs else (AHEAD - 1) * (jobs - 1)):
                         piece = todo.popleft()
                         running[executor.submit(fn, *piece) if executor is here else executor.submit(_piece, fn, *piece)] = executor
                         free[executor] -= 1
-                if not todo and free[pool] == jobs - 1:
+                if not todo and free[pool] == AHEAD * (jobs - 1):
                     stop(pool)  # nothing more for the workers: they exit while this process works
 
             try:
@@ -94,6 +114,15 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
                 stop(pool, cancel=True)
             for thread in stopping.values():
                 thread.join()
+
+
+#: Pieces a worker process holds at once while more are left than there are processes: the one it
+#: works on and its next, queued in its pipe. Given only when it finished one, a worker waited for
+#: this process to take in the finished piece and hand it the next, which needs the interpreter's
+#: lock that this process's own piece holds: 40-50 ms a piece in ``compute`` (a chunk takes 0.2 s),
+#: 0.9 s over a reform's 24 partitions at 142M rows. The last pieces are given one at a time, so
+#: that the processes still finish together.
+AHEAD = 2
 
 
 #: Whether this worker process is running a piece (``_piece``): Ctrl-C stops it then, and only then.
@@ -121,6 +150,13 @@ def _interrupted(signum, frame) -> None:
 
 def _leave_interrupts() -> None:
     """A worker's start: Ctrl-C answered by ``_interrupted``."""
+    import atexit
+    import os
     import signal
 
     signal.signal(signal.SIGINT, _interrupted)
+    # Once its last piece's result is sent, nothing the worker holds is of use: it ends at once
+    # rather than tear its interpreter down (polars, pydantic, the rules: 50-60 ms that the command
+    # waited for at its end, shutting the pool down). Its output is flushed by then: the process's
+    # own ending does that before the interpreter's exit, which calls this first.
+    atexit.register(os._exit, 0)

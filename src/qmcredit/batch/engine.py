@@ -18,7 +18,6 @@ import heapq
 import itertools
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ import polars as pl
 from ..money import from_cents, money
 from ..payroll import Coded, Lookup, lookup
 from ..problems import ClaimError, Problem
-from ..processes import Mapper, local_processes, serial_map
+from ..processes import Mapper, local_processes, prompt_handoffs, serial_map
 from . import outputs
 from .tables import PAYROLL_COLUMNS, claim_id_type, kind_of, read_coded, read_tables, scan_payroll, unreadable
 
@@ -532,21 +531,6 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-@contextmanager
-def _prompt_handoffs() -> Iterator[None]:
-    """A 0.05 ms interpreter switch interval instead of 5 ms. The polars thread of a partition
-    needs the GIL back after each of its operations (dozens a partition), and while the other
-    thread runs Python (imports, headers) it waits up to the interval each time: with 5 ms, reading
-    a million rows took three times as long beside busy Python as alone; with 0.05 ms, 1.4 times
-    (benchmarks/batch.md)."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, 0.00005))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(interval)
-
-
 def _decide_indexed(
     k: int, claims: Part, periods: Part | None, payroll: PayrollSource, jsonl: bool, sets: list | None = None, ledgers: Path | None = None,
 ) -> tuple[int, PartitionResult | list[PartitionResult]]:
@@ -564,7 +548,7 @@ def _decide_indexed(
         # finished late. Imported here first, the read decodes from its start (1.12M rows:
         # 0.02-0.04 s sooner, benchmarks/batch.md).
         import pyarrow.parquet  # noqa: F401
-    with _collector_paused(), _prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
+    with _collector_paused(), prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as polars_thread:
         reading = polars_thread.submit(read_rows, payroll, ids)
         if sets is None:
             return k, _ledger_written(_rules()(claims, periods, payroll, jsonl, ids, reading), ledgers, k)
