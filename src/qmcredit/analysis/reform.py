@@ -56,6 +56,9 @@ def decide_scenarios(
     if workdir is not None:  # a killed run's partition files (its process gone), as the batch clears its own
         remove_stale(workdir, ".qmcredit-reform-")
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-reform-{os.getpid()}-", dir=workdir))
+    # removes ``scratch`` once every row the scenarios use is copied out of it: while the last
+    # one's costs are read (0.4 s at 142M rows), or at once on the way out
+    sweeping = threading.Thread(target=shutil.rmtree, args=(scratch,), kwargs={"ignore_errors": True}, name="qmcredit-sweep")
     try:  # the partitions' ledger rows are read from ``scratch`` (``PartitionResult.ledger_rows``) before it goes
         with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
             results, n = decide_planned(lambda: (table, ptable), payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
@@ -66,13 +69,17 @@ def decide_scenarios(
         unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
         decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
         refused = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
-        ledgers = [_ledger(results, i) for i in range(len(sets))]
-    finally:  # the rows the scenarios use are copied out of ``scratch`` by now: it goes while their costs are read (0.4 s at 142M rows)
-        sweeping = threading.Thread(target=shutil.rmtree, args=(scratch,), kwargs={"ignore_errors": True}, name="qmcredit-sweep")
-        sweeping.start()
-    try:
-        out = [_scenario(*s, refused, taxes) for s in zip(sets, decided, ledgers)]
+        out = []
+        for i, (params, c) in enumerate(zip(sets, decided)):
+            ln = _ledger(results, i)  # one scenario's rows at a time (memory)
+            if i == len(sets) - 1:
+                sweeping.start()
+            if refused:  # as the batch refuses them; the rows before let go at once (memory)
+                c, ln = _refuse(c, ln, refused)
+            out.append(Scenario(params, c, ln, read_claims(c, ln, taxes, made_here=True)))
     finally:
+        if sweeping.ident is None:
+            sweeping.start()
         sweeping.join()
     info = {"claims": out[0].claims.height, "partitions": n, **read,
             "seconds": {"reading_and_deciding": deciding, "claims_refused_and_costs_read": round(time.perf_counter() - started - deciding, 2)}}
@@ -87,10 +94,3 @@ def _ledger(results: list, i: int) -> pl.DataFrame:
         r[1][i] = None
     return ledger
 
-
-def _scenario(params: ParameterSet, claims: pl.DataFrame, ledger: pl.DataFrame, refused: dict, taxes: pl.DataFrame) -> Scenario:
-    """One parameter set's tables, the claims without payroll rows refused as the batch refuses
-    them, and their costs."""
-    if refused:
-        claims, ledger = _refuse(claims, ledger, refused)
-    return Scenario(params, claims, ledger, read_claims(claims, ledger, taxes, made_here=True))
