@@ -225,6 +225,32 @@ def test_compute_json_on_several_processes_writes_what_one_process_writes(tmp_pa
     assert one_rows.equals(two_rows) and one_rows.height > 1000
 
 
+def test_compute_json_on_several_processes_writes_in_the_output_encoding(tmp_path):
+    """Issue 18: a worker's lines reach the output as the bytes it wrote only where the output is
+    UTF-8; in another encoding they are written as text, as one process writes them. No file of
+    theirs is left behind."""
+    from qmcredit.decided_files import BYTES_PER_PROCESS
+
+    doc = json.loads(_large_claim(tmp_path).read_text())
+    for e in doc["employees"]:
+        e["id"] = e["id"].replace("-", "-é", 1)  # in the trace: a text whose bytes differ in UTF-8 and Latin-1
+    accented = tmp_path / "accented.json"
+    accented.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    paths = [accented] * (2 * BYTES_PER_PROCESS // accented.stat().st_size + 1)
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    out = {}
+    for encoding in ("utf-8", "latin-1"):
+        for jobs in (1, 2):
+            r = subprocess.run([str(EXE), "compute", "--json", "--jobs", str(jobs), *map(str, paths)], capture_output=True, timeout=300,
+                               env={**os.environ, "PYTHONIOENCODING": encoding, "TMPDIR": str(spill)})
+            assert r.returncode == 0 and r.stderr == b"", r.stderr
+            out[encoding, jobs] = r.stdout
+    assert "-é".encode() in out["utf-8", 1] and out["utf-8", 1] == out["utf-8", 2]
+    assert out["latin-1", 1] == out["latin-1", 2] == out["utf-8", 1].decode().encode("latin-1")
+    assert list(spill.iterdir()) == []
+
+
 def test_ctrl_c_stops_compute_and_its_workers_without_a_traceback(tmp_path):
     """Ctrl-C (SIGINT to the command's whole process group, as a terminal sends it) while many
     claim files are decided on several processes: the command ends at once with 130, no worker

@@ -181,7 +181,7 @@ def compute(
 def _json_lines(claims: list[Path], settings, explain: bool, trace: Path | None, jobs: int) -> None:
     """``compute --json``: one line a claim file, in order (``decided_files``: on ``jobs``
     processes for many files); with ``trace``, the employee-months written whole to it first."""
-    from .decided_files import decide_files
+    from .decided_files import copy_lines, decide_files, lines_read
 
     chunks = decide_files(claims, settings, explain, None if trace is None else str(trace), jobs)
     if trace is not None:  # the trace file whole before any line names it
@@ -190,10 +190,14 @@ def _json_lines(claims: list[Path], settings, explain: bool, trace: Path | None,
         from .determination import trace_table, write_trace
 
         chunks = list(chunks)
-        write_trace(pl.concat([table for _, table in chunks]) if chunks else trace_table([]), trace)
+        write_trace(pl.concat([table for _, table, _ in chunks]) if chunks else trace_table([]), trace)
     out, paths, failed = sys.stdout, iter(claims), False
-    for outcomes, _ in chunks:
-        for outcome in outcomes:
+    for outcomes, _, lines in chunks:
+        if lines is not None and not any(isinstance(o, ClaimError) for o in outcomes) and copy_lines(lines, out):
+            for _ in outcomes:
+                next(paths)
+            continue
+        for outcome in lines_read(outcomes, lines):
             path = next(paths)
             if isinstance(outcome, ClaimError):
                 _report(outcome, path)

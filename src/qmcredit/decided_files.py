@@ -7,8 +7,10 @@ lines of one pass over every file."""
 
 from __future__ import annotations
 
+import codecs
 import gc
 import os
+import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -66,18 +68,62 @@ def load_and_decide(paths: Sequence[Path], settings: Settings | None, explain: b
 
 
 def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, explain: bool,
-                 rows_file: str | None) -> tuple[int, list[Outcome], pl.DataFrame | None]:
+                 rows_file: str | None, spill: str | None = None) -> tuple[int, list[Outcome | None], pl.DataFrame | None, str | None]:
     """Chunk ``k`` of claim files: each file's ``Outcome`` in order, and with ``rows_file`` (the
     trace's Parquet file, named in each line) the chunk's employee-months (``trace_table``). The
-    documents, rows and determinations hold no cycles: the cyclic collector stays paused."""
+    documents, rows and determinations hold no cycles: the cyclic collector stays paused. In a
+    worker process, with ``spill`` (a folder), the lines are written to a file there
+    (``_lines_written``), named in the result."""
     from .determination import to_json_lines, trace_table
 
     gc.disable()
     _, results = load_and_decide(paths, settings, explain)
     good = [d for d in results if not isinstance(d, ClaimError)]
     texts = to_json_lines(good, explain, rows_file)
-    outcomes: list[Outcome] = [r if isinstance(r, ClaimError) else next(texts) for r in results]
-    return k, outcomes, trace_table(good) if rows_file is not None else None
+    outcomes: list[Outcome | None] = [r if isinstance(r, ClaimError) else next(texts) for r in results]
+    table = trace_table(good) if rows_file is not None else None
+    if spill is not None:
+        import multiprocessing  # imported by then: ``spill`` is given only with worker processes
+
+        if multiprocessing.parent_process() is not None:  # a worker's chunk, not this process's own
+            outcomes, lines = _lines_written(outcomes, Path(spill) / f"lines-{k}")
+            return k, outcomes, table, lines
+    return k, outcomes, table, None
+
+
+def _lines_written(outcomes: list[Outcome | None], path: Path) -> tuple[list[Outcome | None], str]:
+    """A worker's lines written to ``path`` (UTF-8, each ended by a newline) rather than sent back
+    through the process pool's pipe: a chunk of 125 claims with their trace is 28 MB of lines,
+    which the worker took 80-130 ms to send, 64 KB at a time, and this process as long to take in
+    and write out again; the file is written in 20 ms and copied to the output as it is
+    (``copy_lines``; benchmarks/compute.md). Each line's place in ``outcomes``: None."""
+    with path.open("wb") as file:
+        for o in outcomes:
+            if isinstance(o, str):
+                file.write(o.encode())
+                file.write(b"\n")
+    return [o if isinstance(o, ClaimError) else None for o in outcomes], str(path)
+
+
+def lines_read(outcomes: list[Outcome | None], path: str | None) -> list[Outcome]:
+    """``outcomes`` whole: a worker's lines (``_lines_written``) read back into their places."""
+    if path is None:
+        return outcomes
+    lines = iter(Path(path).read_bytes().decode().split("\n"))  # a JSON line holds no newline (``str.splitlines`` would also split at U+2028)
+    return [next(lines) if o is None else o for o in outcomes]
+
+
+def copy_lines(path: str, out) -> bool:
+    """A worker's lines file (``_lines_written``) copied to ``out``, a text stream, as its bytes
+    when ``out`` writes UTF-8 to a byte stream (the lines' text then is the same); False, and
+    nothing written, when it does not."""
+    raw = getattr(out, "buffer", None)
+    if raw is None or codecs.lookup(out.encoding or "ascii").name != "utf-8":
+        return False
+    out.flush()
+    with open(path, "rb") as file:
+        shutil.copyfileobj(file, raw, 1 << 20)
+    return True
 
 
 def processes_for(paths: Sequence[Path], jobs: int) -> int:
@@ -108,24 +154,31 @@ def chunks(files: int, processes: int) -> list[tuple[int, int]]:
 
 
 def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool, rows_file: str | None,
-                 jobs: int = 1) -> Iterator[tuple[list[Outcome], pl.DataFrame | None]]:
+                 jobs: int = 1) -> Iterator[tuple[list[Outcome | None], pl.DataFrame | None, str | None]]:
     """Each chunk's outcomes (and employee-months, with ``rows_file``), in the files' order, as
     soon as the chunk and those before it are done: one chunk of every file in this process, or
-    ``CHUNKS_PER_PROCESS`` a process over ``processes_for(paths, jobs)`` processes. This
-    module imports the rules only when a chunk is decided, so that the workers, started first,
-    import them while this process does."""
+    ``CHUNKS_PER_PROCESS`` a process over ``processes_for(paths, jobs)`` processes. A worker's
+    chunk without ``rows_file`` comes with its lines in a file (``_lines_written``; each line's
+    place in its outcomes None: ``lines_read``, ``copy_lines``), which is removed when the next
+    chunk is asked for. This module imports the rules only when a chunk is decided, so that the
+    workers, started first, import them while this process does."""
     n = processes_for(paths, jobs)
     if n > 1:  # the processes share the cores: polars works on one thread in each (read as polars loads)
         os.environ.setdefault("POLARS_MAX_THREADS", "1")
-    args = [(k, paths[a:b], settings, explain, rows_file) for k, (a, b) in enumerate(chunks(len(paths), n))]
-    done: dict[int, tuple[list[Outcome], pl.DataFrame | None]] = {}
-    following = 0
-    with local_processes(n, _started) if n > 1 else nullcontext(serial_map) as run:
-        for k, outcomes, table in run(decide_chunk, args):
-            done[k] = (outcomes, table)
-            while following in done:
-                yield done.pop(following)
-                following += 1
+        import tempfile
+    with tempfile.TemporaryDirectory(prefix="qmcredit-compute-") if n > 1 and rows_file is None else nullcontext() as spill:
+        args = [(k, paths[a:b], settings, explain, rows_file, spill) for k, (a, b) in enumerate(chunks(len(paths), n))]
+        done: dict[int, tuple[list[Outcome | None], pl.DataFrame | None, str | None]] = {}
+        following = 0
+        with local_processes(n, _started) if n > 1 else nullcontext(serial_map) as run:
+            for k, outcomes, table, lines in run(decide_chunk, args):
+                done[k] = (outcomes, table, lines)
+                while following in done:
+                    chunk = done.pop(following)
+                    yield chunk
+                    if chunk[2] is not None:
+                        os.unlink(chunk[2])
+                    following += 1
 
 
 def _started() -> None:
