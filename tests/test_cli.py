@@ -227,8 +227,11 @@ def test_compute_json_on_several_processes_writes_what_one_process_writes(tmp_pa
 
 def test_compute_json_on_several_processes_writes_in_the_output_encoding(tmp_path):
     """Issue 18: a worker's lines reach the output as the bytes it wrote only where the output is
-    UTF-8; in another encoding they are written as text, as one process writes them. No file of
-    theirs is left behind."""
+    UTF-8; in another encoding they are written as text, as one process writes them. A worker's
+    employee-months (``--trace FILE``) come through a file too, and the trace is one process's.
+    No file of theirs is left behind."""
+    import polars as pl
+
     from qmcredit.decided_files import BYTES_PER_PROCESS
 
     doc = json.loads(_large_claim(tmp_path).read_text())
@@ -248,6 +251,14 @@ def test_compute_json_on_several_processes_writes_in_the_output_encoding(tmp_pat
             out[encoding, jobs] = r.stdout
     assert "-é".encode() in out["utf-8", 1] and out["utf-8", 1] == out["utf-8", 2]
     assert out["latin-1", 1] == out["latin-1", 2] == out["utf-8", 1].decode().encode("latin-1")
+    traces = {}
+    for jobs in (1, 2):
+        traces[jobs] = tmp_path / f"trace-{jobs}.parquet"
+        r = subprocess.run([str(EXE), "compute", "--json", "--jobs", str(jobs), "--trace", str(traces[jobs]), *map(str, paths)],
+                           capture_output=True, timeout=300, env={**os.environ, "TMPDIR": str(spill)})
+        assert r.returncode == 0 and r.stderr == b"", r.stderr
+    one, two = (pl.read_parquet(traces[jobs]) for jobs in (1, 2))
+    assert one.equals(two) and one.height > len(paths) and "-é" in one.item(0, "employee_id")
     assert list(spill.iterdir()) == []
 
 

@@ -72,8 +72,9 @@ def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, expla
     """Chunk ``k`` of claim files: each file's ``Outcome`` in order, and with ``rows_file`` (the
     trace's Parquet file, named in each line) the chunk's employee-months (``trace_table``). The
     documents, rows and determinations hold no cycles: the cyclic collector stays paused. In a
-    worker process, with ``spill`` (a folder), the lines are written to a file there
-    (``_lines_written``), named in the result."""
+    worker process, with ``spill`` (a folder), the chunk's bulk is written to a file there and
+    named in the result: its lines (``_lines_written``), or with ``rows_file`` its employee-months
+    (``_table_written``)."""
     from .determination import to_json_lines, trace_table
 
     gc.disable()
@@ -86,9 +87,30 @@ def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, expla
         import multiprocessing  # imported by then: ``spill`` is given only with worker processes
 
         if multiprocessing.parent_process() is not None:  # a worker's chunk, not this process's own
+            if table is not None:
+                return k, outcomes, _table_written(table, Path(spill) / f"trace-{k}.arrow"), None
             outcomes, lines = _lines_written(outcomes, Path(spill) / f"lines-{k}")
             return k, outcomes, table, lines
     return k, outcomes, table, None
+
+
+def _table_written(table: pl.DataFrame, path: Path) -> str:
+    """A worker's employee-months written to ``path`` as Arrow IPC (``table_read`` takes them
+    back) rather than sent through the process pool's pipe: a chunk of 125 claims of 50 employees
+    is 133,000 rows, which took 65 ms to pickle and 30 ms to unpickle (24 MB), and longer to pass
+    through the pipe; as a file, 19 ms to write and 30 ms to read (benchmarks/compute.md)."""
+    table.write_ipc(path)
+    return str(path)
+
+
+def table_read(table: pl.DataFrame | str | None) -> pl.DataFrame | None:
+    """A chunk's employee-months: as decided here, or read back (copied, not mapped: the file is
+    removed next) from the file a worker wrote them to (``_table_written``)."""
+    if isinstance(table, str):
+        import polars as pl
+
+        return pl.read_ipc(table, memory_map=False)
+    return table
 
 
 def _lines_written(outcomes: list[Outcome | None], path: Path) -> tuple[list[Outcome | None], str]:
@@ -160,18 +182,22 @@ def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool
     ``CHUNKS_PER_PROCESS`` a process over ``processes_for(paths, jobs)`` processes. A worker's
     chunk without ``rows_file`` comes with its lines in a file (``_lines_written``; each line's
     place in its outcomes None: ``lines_read``, ``copy_lines``), which is removed when the next
-    chunk is asked for. This module imports the rules only when a chunk is decided, so that the
+    chunk is asked for; with ``rows_file``, its employee-months come through a file
+    (``_table_written``), read back and removed as the chunk arrives. This module imports the rules only when a chunk is decided, so that the
     workers, started first, import them while this process does."""
     n = processes_for(paths, jobs)
     if n > 1:  # the processes share the cores: polars works on one thread in each (read as polars loads)
         os.environ.setdefault("POLARS_MAX_THREADS", "1")
         import tempfile
-    with tempfile.TemporaryDirectory(prefix="qmcredit-compute-") if n > 1 and rows_file is None else nullcontext() as spill:
+    with tempfile.TemporaryDirectory(prefix="qmcredit-compute-") if n > 1 else nullcontext() as spill:
         args = [(k, paths[a:b], settings, explain, rows_file, spill) for k, (a, b) in enumerate(chunks(len(paths), n))]
         done: dict[int, tuple[list[Outcome | None], pl.DataFrame | None, str | None]] = {}
         following = 0
         with local_processes(n, _started) if n > 1 else nullcontext(serial_map) as run:
             for k, outcomes, table, lines in run(decide_chunk, args):
+                if isinstance(table, str):  # a worker's employee-months, in a file of ``spill``
+                    written, table = table, table_read(table)
+                    os.unlink(written)
                 done[k] = (outcomes, table, lines)
                 while following in done:
                     chunk = done.pop(following)
