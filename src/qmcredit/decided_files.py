@@ -68,7 +68,7 @@ def load_and_decide(paths: Sequence[Path], settings: Settings | None, explain: b
 
 
 def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, explain: bool,
-                 rows_file: str | None, spill: str | None = None) -> tuple[int, list[Outcome | None], pl.DataFrame | None, str | None]:
+                 rows_file: str | None, spill: str | None = None) -> tuple[int, list[Outcome | None], pl.DataFrame | str | None, str | None]:
     """Chunk ``k`` of claim files: each file's ``Outcome`` in order, and with ``rows_file`` (the
     trace's Parquet file, named in each line) the chunk's employee-months (``trace_table``). The
     documents, rows and determinations hold no cycles: the cyclic collector stays paused. In a
@@ -95,7 +95,7 @@ def decide_chunk(k: int, paths: Sequence[Path], settings: Settings | None, expla
 
 
 def _table_written(table: pl.DataFrame, path: Path) -> str:
-    """A worker's employee-months written to ``path`` as Arrow IPC (``table_read`` takes them
+    """A worker's employee-months written to ``path`` as Arrow IPC (``_table_taken`` takes them
     back) rather than sent through the process pool's pipe: a chunk of 125 claims of 50 employees
     is 133,000 rows, which took 65 ms to pickle and 30 ms to unpickle (24 MB), and longer to pass
     through the pipe; as a file, 19 ms to write and 30 ms to read (benchmarks/compute.md)."""
@@ -103,13 +103,13 @@ def _table_written(table: pl.DataFrame, path: Path) -> str:
     return str(path)
 
 
-def table_read(table: pl.DataFrame | str | None) -> pl.DataFrame | None:
-    """A chunk's employee-months: as decided here, or read back (copied, not mapped: the file is
-    removed next) from the file a worker wrote them to (``_table_written``)."""
-    if isinstance(table, str):
-        import polars as pl
+def _table_taken(path: str) -> pl.DataFrame:
+    """The employee-months a worker wrote to ``path`` (``_table_written``), read back (copied,
+    not mapped) and the file removed."""
+    import polars as pl
 
-        return pl.read_ipc(table, memory_map=False)
+    table = pl.read_ipc(path, memory_map=False)
+    os.unlink(path)
     return table
 
 
@@ -183,8 +183,9 @@ def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool
     chunk without ``rows_file`` comes with its lines in a file (``_lines_written``; each line's
     place in its outcomes None: ``lines_read``, ``copy_lines``), which is removed when the next
     chunk is asked for; with ``rows_file``, its employee-months come through a file
-    (``_table_written``), read back and removed as the chunk arrives. This module imports the rules only when a chunk is decided, so that the
-    workers, started first, import them while this process does."""
+    (``_table_written``), read back and removed as the chunk arrives (``_table_taken``). This
+    module imports the rules only when a chunk is decided, so that the workers, started first,
+    import them while this process does."""
     n = processes_for(paths, jobs)
     if n > 1:  # the processes share the cores: polars works on one thread in each (read as polars loads)
         os.environ.setdefault("POLARS_MAX_THREADS", "1")
@@ -196,8 +197,7 @@ def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool
         with local_processes(n, _started) if n > 1 else nullcontext(serial_map) as run:
             for k, outcomes, table, lines in run(decide_chunk, args):
                 if isinstance(table, str):  # a worker's employee-months, in a file of ``spill``
-                    written, table = table, table_read(table)
-                    os.unlink(written)
+                    table = _table_taken(table)
                 done[k] = (outcomes, table, lines)
                 while following in done:
                     chunk = done.pop(following)
