@@ -4,6 +4,7 @@ argument tuples and yields each result as it finishes (the work's own index trav
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections import deque
@@ -59,7 +60,7 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
     stopping: dict[ProcessPoolExecutor, threading.Thread] = {}
 
     def workers() -> ProcessPoolExecutor:
-        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_leave_interrupts))
+        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_starts))
         return pools[-1]
 
     def stop(pool: ProcessPoolExecutor, cancel: bool = False) -> None:
@@ -127,11 +128,19 @@ AHEAD = 2
 
 #: Whether this worker process is running a piece (``_piece``): Ctrl-C stops it then, and only then.
 _working = False
+#: Whether this worker process has begun its first piece (the collector runs again from then on).
+_begun = False
 
 
 def _piece(fn: Callable, *args):
-    """``fn(*args)`` in a worker, where Ctrl-C ends the piece (``_interrupted``)."""
-    global _working
+    """``fn(*args)`` in a worker, where Ctrl-C ends the piece (``_interrupted``). Before its first
+    piece, the collector paused by ``_worker_starts`` runs again, what the worker's start imported
+    frozen out of its reach (as the command's own process does, ``cli._started``)."""
+    global _working, _begun
+    if not _begun:
+        _begun = True
+        gc.freeze()
+        gc.enable()
     _working = True
     try:
         return fn(*args)
@@ -148,12 +157,17 @@ def _interrupted(signum, frame) -> None:
         raise KeyboardInterrupt
 
 
-def _leave_interrupts() -> None:
-    """A worker's start: Ctrl-C answered by ``_interrupted``."""
+def _worker_starts() -> None:
+    """A worker's start: Ctrl-C answered by ``_interrupted``; the cyclic collector paused until its
+    first piece (``_piece``). The worker's start imports polars, pydantic and the rules (its start
+    task, and the modules its pieces' functions live in, as they are unpickled): hundreds of
+    thousands of long-lived objects and no garbage, which the collector scanned again and again,
+    30-40 ms of the 0.25 s a worker took to start (benchmarks/compute.md)."""
     import atexit
     import os
     import signal
 
+    gc.disable()
     signal.signal(signal.SIGINT, _interrupted)
     # Once its last piece's result is sent, nothing the worker holds is of use: it ends at once
     # rather than tear its interpreter down (polars, pydantic, the rules: 50-60 ms that the command
