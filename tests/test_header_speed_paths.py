@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from qmcredit import jsontext
 from qmcredit.batch.tables import header_doc
 from qmcredit.claim import ClaimHeader, _date, _date_text, _money, header_problems, model_problems
 from qmcredit.loaders import parse_json
@@ -86,6 +87,51 @@ def test_parse_json_refuses_what_json_loads_lets_through(text, place, message):
         parse_json(text)
     (problem,) = got.value.problems
     assert problem.location == place and message in problem.message
+
+
+_KEY = st.text(st.sampled_from('ab:"\\ é'), max_size=3)
+_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(st.sampled_from('x: "\\'), max_size=4))
+
+
+def _written(node) -> str:
+    """A document of ``_DOCS`` as JSON text: an object is a list of (key, value, spaced) entries,
+    which may give a key twice, each colon with spaces around it or not; strings with colons,
+    quotes and backslashes, escaped as ``json.dumps`` does."""
+    if isinstance(node, tuple):  # an object
+        return "{" + ",".join(json.dumps(k) + (" : " if spaced else ":") + _written(v) for k, v, spaced in node[0]) + "}"
+    if isinstance(node, list):
+        return "[" + ", ".join(_written(v) for v in node) + "]"
+    return json.dumps(node)
+
+
+def _twice(node) -> bool:
+    if isinstance(node, tuple):
+        keys = [k for k, _, _ in node[0]]
+        return len(set(keys)) < len(keys) or any(_twice(v) for _, v, _ in node[0])
+    return isinstance(node, list) and any(_twice(v) for v in node)
+
+
+_DOCS = st.recursive(_VALUE, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(st.lists(st.tuples(_KEY, inner, st.booleans()), max_size=4))), max_leaves=20)
+
+
+@given(_DOCS)
+def test_a_key_given_twice_is_refused_wherever_it_is_and_whatever_the_strings_hold(doc):
+    """Issue 14: ``parse_json`` counts the objects' keys against the text's colons instead of
+    checking each object's pairs (issue 18: a quarter of a claim's decoding); colons, quotes and
+    escapes inside strings, and spaces around the colons, never let a key given twice through,
+    nor refuse a text without one. Refused, the words and place are those of the pairs' check."""
+    text = _written(doc)
+    if not _twice(doc):
+        assert repr(parse_json(text)) == repr(json.loads(text, parse_float=Decimal, parse_int=Decimal))
+        return
+    with pytest.raises(ClaimError) as got:
+        parse_json(text)
+    (problem,) = got.value.problems
+    assert "is given twice in one object" in problem.message
+    with pytest.raises(jsontext._Refused) as checked:
+        jsontext._DECODER.decode(text)  # each object's pairs checked as it closes
+    assert got.value.problems == jsontext._problem(checked.value, text, None).problems
 
 
 @pytest.mark.parametrize("text", JSON_TEXTS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from decimal import Decimal
 from itertools import accumulate
 from typing import Any
@@ -38,6 +39,20 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+class _Keys(threading.local):
+    """The keys of the objects decoded so far in this thread's current text (``_counted``)."""
+
+    n = 0
+
+
+_KEYS = _Keys()
+
+
+def _counted(obj: dict) -> dict:
+    _KEYS.n += len(obj)
+    return obj
+
+
 def _refuse_constant(name: str) -> Any:
     raise _Refused(r"(?<![\w\"])-?" + name, f"{name} is not a number JSON allows; give a finite number")
 
@@ -53,6 +68,7 @@ def _bounded(parse):
 
 _HOOKS = dict(object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, **_HOOKS)  # one for every text: a batch reads hundreds of thousands
+_COUNTING = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, object_hook=_counted, parse_constant=_refuse_constant)
 _STORED = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, parse_constant=_refuse_constant)
 _CHECKING = json.JSONDecoder(parse_float=_bounded(Decimal), parse_int=_bounded(Decimal), **_HOOKS)
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
@@ -150,7 +166,7 @@ def parse_json(text: str | bytes, source: str | None = None) -> Any:
     else:
         data = None
     try:
-        doc = (_CHECKING if _long_digits(text) else _DECODER).decode(text)
+        doc = _CHECKING.decode(text) if _long_digits(text) else _decoded(text)
         within = _nested_within(data if data is not None else text.encode("utf-8", "surrogatepass"))
         if within or (within is None and not _deeper(doc)):
             return doc
@@ -159,6 +175,22 @@ def parse_json(text: str | bytes, source: str | None = None) -> Any:
         raise _problem(e, text, source) from None
     _refuse_deep(text, source)
     raise ClaimError([Problem("claim", f"nested more than {MAX_DEPTH} levels deep; a claim needs a few")], source)
+
+
+def _decoded(text: str) -> Any:
+    """``text`` decoded, each key given once in its object. Each object is built by the decoder
+    itself, its keys counted (``_counted``), not handed over as a list of pairs to be checked
+    (``_unique_keys``: a quarter of a claim's decoding, benchmarks/compute.md). Outside strings, a
+    colon follows each key given, and only a key; a colon inside a string counts as well. So the
+    objects' keys, each kept once, are as many as the text's colons only if every key was given
+    once; else the text is decoded again with the pairs checked, to find the key given twice (or
+    to find none: the colons were in strings)."""
+    _KEYS.n = 0
+    try:
+        doc = _COUNTING.decode(text)
+    except (json.JSONDecodeError, _Refused):  # the problem the checked decoding meets first (a key given twice may come before it)
+        return _DECODER.decode(text)
+    return doc if _KEYS.n == text.count(":") else _DECODER.decode(text)
 
 
 def _refuse_deep(text: str, source: str | None) -> None:
