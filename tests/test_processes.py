@@ -84,3 +84,76 @@ def test_chunks_cover_the_files_in_order_and_end_in_halves(files, processes):
     elif files >= 2 * processes * CHUNKS_PER_PROCESS:
         sizes = [b - a for a, b in cut]
         assert len(cut) == processes * (CHUNKS_PER_PROCESS + 1) and max(sizes[-2 * processes:]) <= max(sizes) // 2 + 1
+
+
+def test_workers_started_ahead_are_taken_by_the_work_they_were_started_for():
+    """``start_ahead``: the workers of a ``local_processes`` to come, started before it; taken
+    when the work asks for as many with the same start, else let go (and new ones started)."""
+    from qmcredit import processes
+
+    before = threading.active_count()
+    for ahead_jobs in (2, 3):
+        processes.start_ahead(ahead_jobs, os.getpid)
+        with local_processes(2, os.getpid) as run:
+            assert sorted(run(operator.neg, [(k,) for k in range(12)])) == sorted(-k for k in range(12))
+        assert processes._ahead == []
+    processes.start_ahead(2, os.getpid)
+    processes.let_ahead_go()  # never taken: shut down, nothing left running
+    assert processes._ahead == [] and threading.active_count() == before
+
+
+def test_workers_ahead_reads_the_command_line_as_compute_does():
+    """``decided_files.VALUED_OPTIONS`` are ``compute``'s options that take a value: what
+    ``workers_ahead`` steps over to find the claim files."""
+    import typer
+
+    from qmcredit.cli import app
+    from qmcredit.decided_files import VALUED_OPTIONS
+
+    group = typer.main.get_command(app)
+    compute = group.commands.get("compute") or group.get_command(None, "compute")
+    valued = {o for p in compute.params if p.param_type_name == "option" and not p.is_flag for o in (*p.opts, *p.secondary_opts)}
+    assert valued == VALUED_OPTIONS
+
+
+@pytest.mark.parametrize("argv, processes", [
+    (["compute", "--json", "BIG"], 2),
+    (["compute", "--json", "--jobs", "2", "BIG"], 2),
+    (["compute", "--json", "--jobs=1", "BIG"], None),
+    (["compute", "--json", "--jobs", "many", "BIG"], None),
+    (["compute", "BIG"], None),  # the worksheet: one process
+    (["compute", "--json", "--help", "BIG"], None),
+    (["validate", "--json", "BIG"], None),
+    (["compute", "--json", "--roster", "BIG", "SMALL"], None),  # an option's value is not a claim file
+    (["compute", "--json", "--", "BIG"], 2),
+])
+def test_workers_start_ahead_only_for_compute_json_of_many_claim_files(tmp_path, monkeypatch, argv, processes):
+    from qmcredit import decided_files
+
+    big, small = tmp_path / "big.json", tmp_path / "small.json"
+    with big.open("wb") as f:
+        f.truncate(2 * decided_files.BYTES_PER_PROCESS)
+    small.write_text("{}")
+    started = []
+    monkeypatch.setattr(decided_files, "start_ahead", lambda n, start: started.append(n))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    decided_files.workers_ahead([{"BIG": str(big), "SMALL": str(small)}.get(a, a) for a in argv])
+    assert started == ([] if processes is None else [processes])
+
+
+def test_a_command_that_ends_before_its_workers_are_taken_lets_them_go(tmp_path):
+    """``compute --json`` of many claim files starts its workers before its command line is read;
+    ended by a usage error or a refused option before it needs them, it says so and exits with 2,
+    with no traceback from the workers' pool and no process left running."""
+    from qmcredit.decided_files import BYTES_PER_PROCESS
+
+    from .test_cli import EXE
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(2 * BYTES_PER_PROCESS)
+    for bad in (["--no-such-option"], ["--trace", str(tmp_path / "t.txt")]):
+        p = subprocess.run([str(EXE), "compute", "--json", *bad, str(big)], capture_output=True, text=True, timeout=120,
+                           start_new_session=True)
+        assert p.returncode == 2 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+        assert ("No such option" if bad[0] == "--no-such-option" else "must end in .parquet") in p.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .problems import ClaimError
-from .processes import local_processes, serial_map
+from .processes import local_processes, serial_map, start_ahead
 
 if TYPE_CHECKING:
     import polars as pl
@@ -187,8 +187,8 @@ def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool
     module imports the rules only when a chunk is decided, so that the workers, started first,
     import them while this process does."""
     n = processes_for(paths, jobs)
-    if n > 1:  # the processes share the cores: polars works on one thread in each (read as polars loads)
-        os.environ.setdefault("POLARS_MAX_THREADS", "1")
+    if n > 1:
+        _sharing_cores()
         import tempfile
     with tempfile.TemporaryDirectory(prefix="qmcredit-compute-") if n > 1 else nullcontext() as spill:
         args = [(k, paths[a:b], settings, explain, rows_file, spill) for k, (a, b) in enumerate(chunks(len(paths), n))]
@@ -205,6 +205,49 @@ def decide_files(paths: Sequence[Path], settings: Settings | None, explain: bool
                     if chunk[2] is not None:
                         os.unlink(chunk[2])
                     following += 1
+
+
+def _sharing_cores() -> None:
+    """The processes share the cores: polars works on one thread in each (read as polars loads,
+    and by the workers as they start)."""
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")
+
+
+#: ``compute``'s options that take a value, which ``workers_ahead`` steps over (a test checks
+#: them against the command's own).
+VALUED_OPTIONS = frozenset({"--trace", "--columns", "--mapping", "--sheet", "--roster", "--date-format", "--jobs"})
+
+
+def workers_ahead(argv: Sequence[str]) -> None:
+    """For ``qmcredit compute --json`` of many claim files (``argv``: the command line after the
+    program's name), the worker processes that ``decide_files`` will ask for, started before the
+    command line is read (``processes.start_ahead``): their start then overlaps this process's
+    import of typer and the commands (50 ms of the 0.2 s before a worker could start its first
+    chunk, benchmarks/compute.md). ``argv`` is read only as far as that needs: the claim files
+    given (their sizes; none is opened) and ``--jobs``. A command line it cannot follow starts
+    nothing, and workers the command does not take are let go."""
+    if argv[:1] != ["compute"] or "--json" not in argv or "--help" in argv:
+        return
+    jobs, paths, args = os.cpu_count() or 1, [], iter(argv[1:])
+    for arg in args:
+        if arg == "--":
+            paths += args
+            break
+        name, given, value = arg.partition("=")
+        if name in VALUED_OPTIONS:
+            value = value if given else next(args, "")
+            if name == "--jobs":
+                try:
+                    jobs = int(value)
+                except ValueError:
+                    return
+        elif not arg.startswith("-"):
+            paths.append(arg)
+    n = processes_for([Path(p) for p in paths], jobs)
+    if n > 1:
+        _sharing_cores()
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # as the command's own process has it (``cli.main``)
+        start_ahead(n, _started)
 
 
 def _started() -> None:

@@ -42,6 +42,38 @@ def prompt_handoffs() -> Iterator[None]:
         sys.setswitchinterval(interval)
 
 
+def _workers(jobs: int, start: Callable[[], None] | None) -> ProcessPoolExecutor:
+    """``jobs`` - 1 worker processes, spawned now (not forked: polars' thread pool does not survive
+    a fork), each given ``start`` first if given."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_starts)
+    if start is not None:
+        for _ in range(jobs - 1):
+            pool.submit(start)
+    return pool
+
+
+#: Workers started ahead (``start_ahead``): (jobs, start, the pool), until ``local_processes`` takes them.
+_ahead: list[tuple[int, Callable[[], None], ProcessPoolExecutor]] = []
+
+
+def start_ahead(jobs: int, start: Callable[[], None]) -> None:
+    """The workers of a ``local_processes(jobs, start)`` to come, started now: their own start
+    (polars, pydantic, the rules: about 0.2 s) overlaps what this process does before it gets
+    there. Those not taken must be let go (``let_ahead_go``) before the interpreter ends."""
+    _ahead.append((jobs, start, _workers(jobs, start)))
+
+
+def let_ahead_go() -> None:
+    """Workers started ahead and not taken (the command ended before it needed them: a usage
+    error, a refused option) shut down once their start is done: left to the interpreter's end,
+    their pool's cleanup ran after the modules it needs were gone, and printed a traceback."""
+    while _ahead:
+        _ahead.pop()[2].shutdown(wait=True, cancel_futures=True)
+
+
 @contextmanager
 def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
     """A ``Mapper`` over this process and ``jobs`` - 1 local worker processes, yielding results as
@@ -52,15 +84,15 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
     pieces' costs differ; once none is left for them, the workers are let go, and exit while this
     process finishes its last (a second call, after ``OutOfClaimOrder``, starts new ones). The
     process machinery is imported here: ``compute`` of a few claims, which needs none, does not
-    start with it."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+    start with it. Workers started ahead for the same ``jobs`` and ``start`` (``start_ahead``) are
+    taken instead of new ones; others are let go."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     pools: list[ProcessPoolExecutor] = []
     stopping: dict[ProcessPoolExecutor, threading.Thread] = {}
 
-    def workers() -> ProcessPoolExecutor:
-        pools.append(ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_starts))
+    def workers(start: Callable[[], None] | None = None) -> ProcessPoolExecutor:
+        pools.append(_workers(jobs, start))
         return pools[-1]
 
     def stop(pool: ProcessPoolExecutor, cancel: bool = False) -> None:
@@ -72,9 +104,15 @@ def local_processes(jobs: int, start: Callable[[], None]) -> Iterator[Mapper]:
             stopping[pool] = threading.Thread(target=pool.shutdown, kwargs={"wait": True, "cancel_futures": cancel}, name="qmcredit-stop-workers")
             stopping[pool].start()
 
-    ready = [workers()]  # started now: they import the work's modules while this process reads its inputs and plans
-    for _ in range(jobs - 1):
-        ready[0].submit(start)
+    taken = None
+    if _ahead:
+        ahead_jobs, ahead_start, taken = _ahead.pop()
+        pools.append(taken)
+        if (ahead_jobs, ahead_start) != (jobs, start):  # started for other work: let go
+            stop(taken, cancel=True)
+            taken = None
+    # started now (or ahead): they import the work's modules while this process reads its inputs and plans
+    ready = [taken or workers(start)]
 
     with prompt_handoffs(), ThreadPoolExecutor(max_workers=1) as here:
 
