@@ -279,3 +279,18 @@ def test_ctrl_c_stops_compute_and_its_workers_without_a_traceback(tmp_path):
     time.sleep(0.5)
     states = subprocess.run(["ps", "-o", "stat=", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
     assert all(s.startswith("Z") for s in states), states  # an ended worker not yet reaped by init, at most
+
+
+def test_compute_ends_at_once_with_its_exit_code_and_its_output_whole(tmp_path):
+    """``compute`` ends without the interpreter's teardown (``cli.ends_at_once``, issue 18): its
+    output is flushed first and its exit code kept, and a reader that stops early (a closed pipe)
+    gets no traceback from it."""
+    example = example_file(example_names()[0])
+    whole = run("compute", "--json", example)
+    assert whole.returncode == 0 and whole.stdout.endswith("}\n") and json.loads(whole.stdout)["claim_id"]
+    missing = run("compute", "--json", example, tmp_path / "missing.json")
+    assert missing.returncode == 1 and missing.stdout.count("\n") == 2 and "missing.json: " in missing.stderr
+    p = subprocess.Popen([str(EXE), "compute", "--json", *[example] * 200], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.read(10) == b'{"format":'
+    p.stdout.close()
+    assert p.wait(timeout=120) == 1 and p.stderr.read() == b""  # click ends a command whose output was closed with 1
