@@ -153,12 +153,14 @@ def processes_for(paths: Sequence[Path], jobs: int) -> int:
     ``BYTES_PER_PROCESS`` of them (a file that cannot be read counts nothing: loading it says why)."""
     if jobs < 2:
         return 1
-    size = 0
+    size, enough = 0, jobs * BYTES_PER_PROCESS
     for path in paths:
         try:
             size += Path(path).stat().st_size
         except OSError:
             pass
+        if size >= enough:  # the rest need not be looked at (read twice: by ``workers_ahead``, then by the command)
+            break
     return max(1, min(jobs, size // BYTES_PER_PROCESS))
 
 
