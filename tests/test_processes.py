@@ -157,3 +157,20 @@ def test_a_command_that_ends_before_its_workers_are_taken_lets_them_go(tmp_path)
                            start_new_session=True)
         assert p.returncode == 2 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
         assert ("No such option" if bad[0] == "--no-such-option" else "must end in .parquet") in p.stderr
+
+
+def test_workers_that_cannot_be_started_ahead_leave_nothing_behind(tmp_path):
+    """No process can be started (a limit reached): ``workers_ahead`` starts none and says
+    nothing (the command tries again, and says why if it still cannot); nothing is left to
+    print a traceback as the interpreter ends."""
+    from qmcredit.decided_files import BYTES_PER_PROCESS
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(2 * BYTES_PER_PROCESS)
+    code = ("import multiprocessing.context as c, sys\nfrom qmcredit import processes\nfrom qmcredit.decided_files import workers_ahead\n"
+            "def refused(process):\n    raise OSError(11, 'Resource temporarily unavailable')\n"
+            "c.SpawnProcess._Popen = staticmethod(refused)\n"
+            f"workers_ahead(['compute', '--json', '--jobs', '2', {str(big)!r}])\nprint(len(processes._ahead))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "0\n", "")

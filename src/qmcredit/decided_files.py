@@ -249,7 +249,10 @@ def workers_ahead(argv: Sequence[str]) -> None:
     if n > 1:
         _sharing_cores()
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # as the command's own process has it (``cli.main``)
-        start_ahead(n, _started)
+        try:
+            start_ahead(n, _started)
+        except OSError:  # no process could be started now: the command tries again, and says why if it cannot
+            pass
 
 
 def _started() -> None:
