@@ -180,7 +180,7 @@ def parse_json(text: str | bytes, source: str | None = None) -> Any:
 def _decoded(text: str) -> Any:
     """``text`` decoded, each key given once in its object. Each object is built by the decoder
     itself, its keys counted (``_counted``), not handed over as a list of pairs to be checked
-    (``_unique_keys``: a quarter of a claim's decoding, benchmarks/compute.md). Outside strings, a
+    (``_unique_keys``: nearly a third of a claim's decoding, benchmarks/compute.md). Outside strings, a
     colon follows each key given, and only a key; a colon inside a string counts as well. So the
     objects' keys, each kept once, are as many as the text's colons only if every key was given
     once; else the text is decoded again with the pairs checked, to find the key given twice (or
