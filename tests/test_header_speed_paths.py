@@ -118,7 +118,7 @@ _DOCS = st.recursive(_VALUE, lambda inner: st.one_of(
 @given(_DOCS)
 def test_a_key_given_twice_is_refused_wherever_it_is_and_whatever_the_strings_hold(doc):
     """Issue 14: ``parse_json`` counts the objects' keys against the text's colons instead of
-    checking each object's pairs (issue 18: a quarter of a claim's decoding); colons, quotes and
+    checking each object's pairs (issue 18: nearly a third of a claim's decoding); colons, quotes and
     escapes inside strings, and spaces around the colons, never let a key given twice through,
     nor refuse a text without one. Refused, the words and place are those of the pairs' check."""
     text = _written(doc)
