@@ -187,3 +187,13 @@ def test_a_command_that_ends_at_once_flushes_its_output_and_keeps_its_exit_code(
     assert (at_once.returncode, at_once.stdout, at_once.stderr) == (3, "written, not flushed", "")
     torn_down = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (torn_down.returncode, torn_down.stdout, torn_down.stderr) == (3, "written, not flushed", "teardown")
+
+
+def test_ctrl_c_before_the_command_line_answers_is_one_line_and_130():
+    """Ctrl-C while the command still starts (its workers started ahead, the command line being
+    imported): ``interrupted`` and exit code 130, as once the command line answers it, no traceback."""
+    code = ("import sys\nfrom qmcredit import __main__, decided_files\n"
+            "def interrupted(argv):\n    raise KeyboardInterrupt\n"
+            "decided_files.workers_ahead = interrupted\nsys.argv = ['qmcredit', 'compute', '--json', 'x.json']\n__main__.main()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (130, "", "interrupted\n")

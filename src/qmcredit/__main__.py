@@ -12,6 +12,14 @@ import sys
 
 
 def main() -> None:
+    try:
+        _run()
+    except KeyboardInterrupt:  # Ctrl-C before the command line could answer it (``cli.main`` does from then on)
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
+
+
+def _run() -> None:
     from .decided_files import workers_ahead
     from .processes import let_ahead_go
 
