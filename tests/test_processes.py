@@ -174,3 +174,21 @@ def test_workers_that_cannot_be_started_ahead_leave_nothing_behind(tmp_path):
             f"workers_ahead(['compute', '--json', '--jobs', '2', {str(big)!r}])\nprint(len(processes._ahead))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (out.returncode, out.stdout, out.stderr) == (0, "0\n", "")
+
+
+def _held() -> tuple[int, bool]:
+    import signal
+
+    return os.getpid(), signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_ctrl_c_is_held_only_while_workers_are_spawned():
+    """A worker is spawned with Ctrl-C held, so that one pressed while its interpreter starts
+    does not print a traceback there, and takes it from its start on (``_worker_starts``); this
+    process holds it no longer than the spawning."""
+    import signal
+
+    with local_processes(2, os.getpid) as run:
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        got = list(run(_held, [()] * 8))
+    assert not any(held for _, held in got) and any(pid != os.getpid() for pid, _ in got)

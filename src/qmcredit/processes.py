@@ -50,9 +50,26 @@ def _workers(jobs: int, start: Callable[[], None] | None) -> ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_starts)
     if start is not None:
-        for _ in range(jobs - 1):
-            pool.submit(start)
+        with _interrupts_held():
+            for _ in range(jobs - 1):
+                pool.submit(start)  # spawns a worker: it starts with Ctrl-C held, until it can answer it
     return pool
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held, not lost, while worker processes are spawned here: a spawned process
+    starts with the signals its parent holds held, and a worker then takes Ctrl-C only once it can
+    answer it (``_worker_starts``), not while its interpreter still starts, where it printed a
+    traceback. This process takes a Ctrl-C held meanwhile as it lets go."""
+    import signal
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+    try:
+        yield
+    finally:
+        if held is not None and signal.SIGINT not in held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 #: Workers started ahead (``start_ahead``): (jobs, start, the pool), until ``local_processes`` takes them.
@@ -207,6 +224,8 @@ def _worker_starts() -> None:
 
     gc.disable()
     signal.signal(signal.SIGINT, _interrupted)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held while it was spawned (``_interrupts_held``)
     # Once its last piece's result is sent, nothing the worker holds is of use: it ends at once
     # rather than tear its interpreter down (polars, pydantic, the rules: 50-60 ms that the command
     # waited for at its end, shutting the pool down). Its output is flushed by then: the process's
