@@ -25,16 +25,16 @@ def _run() -> None:
 
     workers_ahead(sys.argv[1:])  # ``compute --json`` of many claims: its workers start before the command line is read
     try:
-        from . import cli
+        try:
+            from . import cli
 
-        cli.main()
+            cli.main()
+        finally:
+            let_ahead_go()
     except SystemExit as e:
-        let_ahead_go()
         if cli.ends_at_once and isinstance(e.code, int | None):
             _end_at_once(e.code or 0)
         raise
-    finally:
-        let_ahead_go()
 
 
 def _end_at_once(code: int) -> None:
