@@ -1,7 +1,8 @@
 """The command line: a thin shell that loads claims, calls ``decide`` and presents.
 
 Exit codes: 0 done; 1 a claim is invalid or a figure unknown (the reason on stderr, one line per
-problem); 2 the command line itself is wrong; 3 an unexpected internal error (reported on one line).
+problem); 2 the command line itself is wrong; 3 an unexpected internal error (reported on one line);
+130 stopped by Ctrl-C. Output whose reader has gone (``| head``) ends the command quietly, with 0.
 """
 
 from __future__ import annotations
@@ -71,6 +72,19 @@ class _Shells(TyperGroup):
         loaded.name = name
         self.add_command(loaded)
 
+    def invoke(self, ctx):
+        """The command run, with Ctrl-C and a closed output answered as ``main`` answers them
+        outside a command (typer would end the first with 130 and no word, the second with 1, the
+        code of an invalid claim)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            _say("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:
+            _output_closed()
+            raise typer.Exit(0) from None
+
 
 app = typer.Typer(
     name="qmcredit",
@@ -111,18 +125,37 @@ def _say(line: str) -> None:
     sys.stderr.write(line.replace("\n", " ") + "\n")
 
 
+def _output_closed() -> None:
+    """The reader of stdout has gone (``| head``): what is left unwritten goes nowhere, so that the
+    interpreter's last flush does not fail again on the way out (a line "Exception ignored")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no stdout to point elsewhere
+        pass
+
+
 def _console() -> Console:
     """The worksheet's console: wrapped to a terminal's width; piped or redirected, never cut
-    (rich would otherwise take 80 columns)."""
+    (rich would otherwise take 80 columns). A closed output is left to the command line (rich
+    would end the process with 1, the code of an invalid claim)."""
     from rich.console import Console
 
-    console = Console()
-    return console if console.is_terminal else Console(width=100_000, soft_wrap=True)
+    class Worksheets(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    console = Worksheets()
+    return console if console.is_terminal else Worksheets(width=100_000, soft_wrap=True)
 
 
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+#: Ctrl-C: 128 + SIGINT, as a shell reports a program the signal ended.
+EXIT_INTERRUPTED = 130
 
 ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (docs/format.md).", show_default=False)]
 
@@ -188,30 +221,35 @@ def compute(
 def _json_lines(claims: list[Path], settings, explain: bool, trace: Path | None, jobs: int) -> None:
     """``compute --json``: one line a claim file, in order (``decided_files``: on ``jobs``
     processes for many files); with ``trace``, the employee-months written whole to it first."""
+    from contextlib import closing
+
     from .decided_files import copy_lines, decide_files, lines_read
 
-    chunks = decide_files(claims, settings, explain, None if trace is None else str(trace), jobs)
-    if trace is not None:  # the trace file whole before any line names it
-        import polars as pl
+    # closed however this ends: a Ctrl-C or a closed output met while a chunk is written out
+    # leaves the chunks unfinished, and their worker processes would be left running
+    with closing(decide_files(claims, settings, explain, None if trace is None else str(trace), jobs)) as decided:
+        chunks = decided
+        if trace is not None:  # the trace file whole before any line names it
+            import polars as pl
 
-        from .determination import trace_table, write_trace
+            from .determination import trace_table, write_trace
 
-        chunks = list(chunks)
-        write_trace(pl.concat([table for _, table, _ in chunks]) if chunks else trace_table([]), trace)
-    out, paths, failed = sys.stdout, iter(claims), False
-    for outcomes, _, lines in chunks:
-        if lines is not None and not any(isinstance(o, ClaimError) for o in outcomes) and copy_lines(lines, out):
-            for _ in outcomes:
-                next(paths)
-            continue
-        for outcome in lines_read(outcomes, lines):
-            path = next(paths)
-            if isinstance(outcome, ClaimError):
-                _report(outcome, path)
-                failed = True
-                out.write(json.dumps({"claim": str(path), **outcome.to_dict()}) + "\n")
-            else:
-                out.write(outcome + "\n")
+            chunks = list(decided)
+            write_trace(pl.concat([table for _, table, _ in chunks]) if chunks else trace_table([]), trace)
+        out, paths, failed = sys.stdout, iter(claims), False
+        for outcomes, _, lines in chunks:
+            if lines is not None and not any(isinstance(o, ClaimError) for o in outcomes) and copy_lines(lines, out):
+                for _ in outcomes:
+                    next(paths)
+                continue
+            for outcome in lines_read(outcomes, lines):
+                path = next(paths)
+                if isinstance(outcome, ClaimError):
+                    _report(outcome, path)
+                    failed = True
+                    out.write(json.dumps({"claim": str(path), **outcome.to_dict()}) + "\n")
+                else:
+                    out.write(outcome + "\n")
     out.flush()
     if failed:
         raise typer.Exit(EXIT_INVALID)
@@ -321,8 +359,9 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         _say("interrupted")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
+        _output_closed()
         sys.exit(0)
     except ClaimError as e:
         _say(f"invalid claim: {e.one_line()}")
