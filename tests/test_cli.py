@@ -294,6 +294,63 @@ def test_ctrl_c_stops_compute_and_its_workers_without_a_traceback(tmp_path, when
     assert all(s.startswith("Z") for s in states), states  # an ended worker not yet reaped by init, at most
 
 
+def _group_left(pid: int) -> list[str]:
+    """The processes of the process group ``pid`` that are still running (an ended worker not yet
+    reaped by init, a zombie, is not)."""
+    states = subprocess.run(["ps", "-o", "stat=", "-g", str(pid)], capture_output=True, text=True).stdout.split()
+    return [s for s in states if not s.startswith("Z")]
+
+
+def test_sigterm_stops_compute_its_workers_and_its_scratch_files(tmp_path):
+    """SIGTERM to the command alone (``kill``, ``timeout``, a service manager) while many claim
+    files are decided on several processes: ``terminated`` and 143, its workers shut down and its
+    scratch folder removed on the way out (before, the command died where it stood: its worker ran
+    on, holding the output open, and the scratch folder stayed)."""
+    import signal
+    import time
+
+    big, spill = _large_claim(tmp_path), tmp_path / "spill"
+    spill.mkdir()
+    p = subprocess.Popen([str(EXE), "compute", "--json", "--jobs", "2", *[big] * 400], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, env={**os.environ, "TMPDIR": str(spill)})
+    try:
+        assert p.stdout.read(1) == b"{"
+        os.kill(p.pid, signal.SIGTERM)
+        err = p.communicate(timeout=60)[1].decode()
+    finally:
+        if _group_left(p.pid):
+            os.killpg(p.pid, signal.SIGKILL)
+    assert (p.returncode, err) == (143, "terminated\n"), err
+    time.sleep(0.5)
+    assert _group_left(p.pid) == [] and list(spill.iterdir()) == []
+
+
+def test_a_worker_ends_with_the_command_killed(tmp_path):
+    """The command killed outright (SIGKILL, out of memory: nothing of it runs again): its worker
+    processes end by themselves (``processes._ends_with_the_command``) rather than wait for work
+    for ever."""
+    import signal
+    import time
+
+    big = _large_claim(tmp_path)
+    p = subprocess.Popen([str(EXE), "compute", "--json", "--jobs", "2", *[big] * 400], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    try:
+        assert p.stdout.read(1) == b"{"
+        assert len(_group_left(p.pid)) >= 2  # the command and its worker
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+        for _ in range(100):
+            if not _group_left(p.pid):
+                break
+            time.sleep(0.1)
+        assert _group_left(p.pid) == []
+    finally:
+        p.stdout.close()
+        if _group_left(p.pid):
+            os.killpg(p.pid, signal.SIGKILL)
+
+
 def test_compute_ends_at_once_with_its_exit_code_and_its_output_whole(tmp_path):
     """``compute`` ends without the interpreter's teardown (``cli.ends_at_once``, issue 18): its
     output is flushed first and its exit code kept, and a reader that stops early (a closed pipe)

@@ -2,7 +2,7 @@
 
 Exit codes: 0 done; 1 a claim is invalid or a figure unknown (the reason on stderr, one line per
 problem); 2 the command line itself is wrong; 3 an unexpected internal error (reported on one line);
-130 stopped by Ctrl-C. Output whose reader has gone (``| head``) ends the command quietly, with 0.
+130 stopped by Ctrl-C, 143 by SIGTERM. Output whose reader has gone (``| head``) ends the command quietly, with 0.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import signal
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -78,6 +79,9 @@ class _Shells(TyperGroup):
         code of an invalid claim)."""
         try:
             return super().invoke(ctx)
+        except Terminated:
+            _say("terminated")
+            raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             _say("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -154,8 +158,18 @@ def _console() -> Console:
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
-#: Ctrl-C: 128 + SIGINT, as a shell reports a program the signal ended.
+#: Ctrl-C, and SIGTERM: 128 + the signal's number, as a shell reports a program the signal ended.
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(BaseException):
+    """SIGTERM (``kill``, ``timeout``, a service manager) met while a command runs: it stops as at
+    Ctrl-C, its workers shut down and its scratch files removed on the way out (``main``)."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated
 
 ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (docs/format.md).", show_default=False)]
 
@@ -355,8 +369,12 @@ def main() -> None:
     # distribution's entry points as the first model is built (5-8 ms of each start, in this
     # process and the batch's workers, which inherit it; benchmarks/compute.md). A setting given stays.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
+    except Terminated:
+        _say("terminated")
+        sys.exit(EXIT_TERMINATED)
     except KeyboardInterrupt:
         _say("interrupted")
         sys.exit(EXIT_INTERRUPTED)

@@ -226,8 +226,25 @@ def _worker_starts() -> None:
     signal.signal(signal.SIGINT, _interrupted)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held while it was spawned (``_interrupts_held``)
+    threading.Thread(target=_ends_with_the_command, daemon=True, name="qmcredit-command-watch").start()
     # Once its last piece's result is sent, nothing the worker holds is of use: it ends at once
     # rather than tear its interpreter down (polars, pydantic, the rules: 50-60 ms that the command
     # waited for at its end, shutting the pool down). Its output is flushed by then: the process's
     # own ending does that before the interpreter's exit, which calls this first.
     atexit.register(os._exit, 0)
+
+
+def _ends_with_the_command() -> None:
+    """A worker's watch on the command's process: once that is gone without shutting its workers
+    down (killed, ended by a signal it does not answer, out of memory), the worker ends too, rather
+    than wait for work for ever, holding its memory and the command's output open (a pipeline
+    reading it never ended). The command's end closes the pipe its worker was started through:
+    the worker's ``parent_process().sentinel``."""
+    import multiprocessing
+    import os
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        wait([parent.sentinel])
+        os._exit(1)
