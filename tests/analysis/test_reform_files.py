@@ -125,18 +125,25 @@ def test_a_set_sent_to_a_worker_process_is_one_object_there():
 
 def test_a_killed_runs_partition_files_are_removed_by_the_next_run(data, tmp_path):
     """A reform killed while deciding (SIGKILL: nothing of it runs again) leaves its partition
-    files in ``.qmcredit-reform-PID-*``; the next run in that folder removes them, as the batch
-    removes its own, and leaves those of a run still going (its process alive)."""
+    files in ``.qmcredit-reform-PID-*``: under ``--workdir`` when given, else in its new folder
+    beside ``--out`` (``.out.new-PID-*``). The next run removes them, as the batch removes its own,
+    and leaves those of a run still going (its process alive)."""
     import os
     import sys
 
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
-    out = tmp_path / "out"
-    killed, running = out / f".qmcredit-reform-{int(gone.stdout)}-abc", out / f".qmcredit-reform-{os.getpid()}-def"
-    for folder in (killed, running):
-        (folder / "part-0").mkdir(parents=True)
-        (folder / "part-0" / "rows.arrow").write_bytes(b"rows")
-    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
-             "--out", str(out))
-    assert not killed.exists() and (running / "part-0" / "rows.arrow").read_bytes() == b"rows"
-    assert sorted(p.name for p in out.glob(".qmcredit-reform-*")) == [running.name]  # the run's own removed once done
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True).stdout)
+    work, out = tmp_path / "work", tmp_path / "out"
+    left = {  # where a killed run and a running one left their partition files
+        "workdir": (work / f".qmcredit-reform-{gone}-abc", work / f".qmcredit-reform-{os.getpid()}-def"),
+        "default": (tmp_path / f".out.new-{gone}-abc", tmp_path / f".out.new-{os.getpid()}-def"),
+    }
+    for killed, running in left.values():
+        for folder in (killed, running):
+            (folder / "part-0").mkdir(parents=True)
+            (folder / "part-0" / "rows.arrow").write_bytes(b"rows")
+    for how, (killed, running) in left.items():
+        qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+                 "--out", str(out), *(["--workdir", str(work)] if how == "workdir" else []))
+        assert not killed.exists() and (running / "part-0" / "rows.arrow").read_bytes() == b"rows"
+    assert sorted(p.name for p in work.iterdir()) == [left["workdir"][1].name]  # the run's own removed once done
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([left["default"][1].name, "out", "work"])

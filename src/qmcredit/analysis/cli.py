@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -28,10 +30,34 @@ def write_all(tables: dict, scenarios: list[dict], out: Path, beside: Iterable[t
     return {k: str(v) for k, v in written.items()}
 
 
+@contextmanager
+def whole_folder(out: Path) -> Iterator[Path]:
+    """A fresh folder beside ``out`` for a run's files, put in place of ``out`` once the run is
+    done (as the batch's, ``batch.outputs``): ``out`` holds one finished run, never a mix of two
+    nor a former run's scenario that this one has not; a run that fails, is stopped or is killed
+    leaves ``out`` as it was (its fresh folder is removed, or by the next run once its process is
+    gone). ``out`` may hold only a former analysis's files (``outputs.ours``)."""
+    from ..batch.outputs import fresh_folder, swap_in
+    from .outputs import ours
+
+    fresh = fresh_folder(out, ours)
+    try:
+        yield fresh
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+
+
+def _placed(written: dict[str, str], fresh: Path, out: Path) -> dict[str, str]:
+    """The files written into ``fresh``, named where they are once it is ``out``."""
+    return {k: str(out.resolve() / Path(v).relative_to(fresh)) for k, v in written.items()}
+
+
 def _fail(e: ClaimError) -> None:
     from rich.console import Console
 
-    Console(stderr=True, highlight=False).print(f"error: {e}", markup=False)
+    Console(stderr=True, highlight=False).print(f"error: {e}", markup=False, soft_wrap=True)  # a problem is never cut
     raise typer.Exit(2) from None
 
 
@@ -49,9 +75,11 @@ def cost(
             if not (results / name).is_file():
                 raise ClaimError([Problem(str(results), f"no {name}: give the --out folder of `qmcredit batch`")])
         tables = analysis_tables({"baseline": read_results(results, claims)})
+        with whole_folder(out) as fresh:
+            written = write_all(tables, [{"name": "baseline", "description": "the law as in law/parameters/"}], fresh)
     except ClaimError as e:
         _fail(e)
-    typer.echo(json.dumps(write_all(tables, [{"name": "baseline", "description": "the law as in law/parameters/"}], out), indent=2))
+    typer.echo(json.dumps(_placed(written, fresh, out), indent=2))
 
 
 
@@ -78,25 +106,25 @@ def reform(
         names = [s.name for s in sets]
         if len(set(names)) < len(names):
             raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
-        out.mkdir(parents=True, exist_ok=True)
-        plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or out}
-        started = time.perf_counter()
-        if workers or scheduler:
-            from ..batch.distributed import cluster, dask_map
+        with whole_folder(out) as fresh:
+            plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or fresh}
+            started = time.perf_counter()
+            if workers or scheduler:
+                from ..batch.distributed import cluster, dask_map
 
-            with cluster(scheduler, workers) as client:
-                n = len(client.scheduler_info()["workers"])
-                scenarios, info = decide_scenarios(claims, payroll, periods, sets, mapper=dask_map(client), min_partitions=2 * max(1, n), **plan)
-        else:
-            scenarios, info = decide_scenarios(claims, payroll, periods, sets, jobs=jobs, **plan)
+                with cluster(scheduler, workers) as client:
+                    n = len(client.scheduler_info()["workers"])
+                    scenarios, info = decide_scenarios(claims, payroll, periods, sets, mapper=dask_map(client), min_partitions=2 * max(1, n), **plan)
+            else:
+                scenarios, info = decide_scenarios(claims, payroll, periods, sets, jobs=jobs, **plan)
+            decided = time.perf_counter()
+            tables = analysis_tables({s.params.name: s.costs for s in scenarios})
+            described = [{"name": s.params.name, "description": s.params.description, "changes": [c.row() for c in s.params.changes]} for s in scenarios]
+            each = [(getattr(s, table), fresh / "scenarios" / s.params.name / f"{table}.parquet") for s in scenarios for table in ("claims", "ledger")]
+            written = write_all(tables, described, fresh, each)
     except ClaimError as e:
         _fail(e)
-    decided = time.perf_counter()
-    tables = analysis_tables({s.params.name: s.costs for s in scenarios})
-    described = [{"name": s.params.name, "description": s.params.description, "changes": [c.row() for c in s.params.changes]} for s in scenarios]
-    each = [(getattr(s, table), out / "scenarios" / s.params.name / f"{table}.parquet") for s in scenarios for table in ("claims", "ledger")]
-    written = write_all(tables, described, out, each)
     totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
               for row in tables["totals"].iter_rows(named=True)}
     info["seconds"] |= {"tables_and_files": round(time.perf_counter() - decided, 2), "total": round(time.perf_counter() - started, 2)}
-    typer.echo(json.dumps({**info, "totals": totals, "files": written}, indent=2))
+    typer.echo(json.dumps({**info, "totals": totals, "files": _placed(written, fresh, out)}, indent=2))

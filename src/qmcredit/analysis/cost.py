@@ -281,12 +281,12 @@ def _group_row(sums: dict | None) -> dict:
     }
 
 
-def _frame(rows: list[dict], keys: dict[str, pl.DataType]) -> pl.DataFrame:
-    """Rows as a table: ``keys`` typed as given, every other column text (exact digits)."""
-    if not rows:
-        return pl.DataFrame(schema=keys)
-    schema = {k: keys.get(k, pl.Int64 if isinstance(v, int) else pl.Utf8) for k, v in rows[0].items()}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+def _frame(rows: list[dict], keys: dict[str, pl.DataType], like: dict) -> pl.DataFrame:
+    """Rows as a table: ``keys`` typed as given, counts (ints) as integers, every other column
+    text (exact digits); no rows (no claim decided, no period: a table without periods) give the
+    columns of a row ``like`` this one, so that a table always has its columns."""
+    schema = {k: keys.get(k, pl.Int64 if isinstance(v, int) else pl.Utf8) for k, v in (rows[0] if rows else like).items()}
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
 def _ordered(groups: dict, order: Iterable) -> Iterator[tuple[object, dict]]:
@@ -346,9 +346,12 @@ def cost_tables(costs: Costs | list[ClaimCost], scenario: str = "baseline") -> d
             "new_positions": str(new), "credit_per_new_position": _per(sums["credit"], new),
         })
     keys = {"scenario": pl.Utf8, "fiscal_year": pl.Int32, "tax": pl.Utf8, "firm_size": pl.Utf8, "credit_year": pl.Utf8}
+    fy_like = {"scenario": scenario, "fiscal_year": 0, **dict.fromkeys((*fy_fields, "carried_forward", "cost"), "")}
     return {
-        "totals": _frame([totals], keys), "by_fiscal_year": _frame(fy_rows, keys), "by_tax": _frame(tax_rows, keys),
-        "by_firm_size": _frame(size_rows, keys), "by_credit_year": _frame(year_rows, keys),
+        "totals": _frame([totals], keys, totals), "by_fiscal_year": _frame(fy_rows, keys, fy_like),
+        "by_tax": _frame(tax_rows, keys, {"scenario": scenario, "tax": "", **_group_row(None)}),
+        "by_firm_size": _frame(size_rows, keys, {"scenario": scenario, "firm_size": "", **_group_row(None)}),
+        "by_credit_year": _frame(year_rows, keys, year_rows[0]),
     }
 
 

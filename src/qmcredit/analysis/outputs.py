@@ -17,6 +17,19 @@ import polars as pl
 
 from ..batch.outputs import write_parquet
 
+#: The tables an analysis writes: ``cost``'s, and with reforms ``changes``.
+TABLES = ("totals", "by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year", "claims", "changes")
+#: What an analysis writes into ``--out``: each table's files, the workbook, the report, and with
+#: reforms each scenario's folder; ``--out`` may hold these (a former run) and nothing else, since a
+#: run replaces it whole (``batch.outputs.fresh_folder``, ``swap_in``).
+FILES = frozenset({*(f"{t}.{ext}" for t in TABLES for ext in ("parquet", "csv")), "analysis.xlsx", "report.html", "scenarios"})
+
+
+def ours(name: str) -> bool:
+    """A file an analysis writes (``FILES``), its half-written ``.NAME.tmp``, or a run's scratch folder."""
+    return name in FILES or name.startswith(".qmcredit-reform-") or (name.startswith(".") and name.endswith(".tmp") and name[1:-4] in FILES)
+
+
 #: Text columns that are not numbers, kept as text in the workbook.
 _LABELS = {"scenario", "claim_id", "tax", "firm_size", "credit_year", "status", "change", "ineligible_because"}
 

@@ -89,7 +89,9 @@ def batch(
             typer.echo(f"error: {p}", err=True)
         raise typer.Exit(1) from None
     except ClaimError as e:
-        _stderr().print(f"[red]error:[/red] {e}")
+        from rich.markup import escape
+
+        _stderr().print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)  # a path's brackets are text; a problem is never cut
         raise typer.Exit(2) from None
     finally:
         if mapped is not None:

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -105,14 +105,15 @@ def _ours(name: str) -> bool:
     return name in FILES or name.startswith(".qmcredit-batch-") or (name.startswith(".") and name.endswith(".tmp") and name[1:-4] in FILES)
 
 
-def fresh_folder(out: Path) -> Path:
+def fresh_folder(out: Path, ours: Callable[[str], bool] = _ours) -> Path:
     """A new, empty folder beside ``out`` for this run's outputs; ``out`` must be a folder of
-    former runs' outputs (or absent), since the finished run replaces it whole."""
+    former runs' outputs (or absent: ``ours`` says which names a run writes), since the finished
+    run replaces it whole (``swap_in``)."""
     out = out.resolve()
     if out.exists():
         if not out.is_dir():
             raise ClaimError([Problem(str(out), "--out is a file; give a folder for the outputs")])
-        other = sorted(p.name for p in out.iterdir() if not _ours(p.name))
+        other = sorted(p.name for p in out.iterdir() if not ours(p.name))
         if other:
             raise ClaimError([Problem(str(out), f"--out holds other files ({', '.join(other[:5])}); "
                                                 "the run replaces the folder whole: give a folder of its own")])
@@ -144,6 +145,12 @@ def finish(fresh: Path, out: Path, inputs: dict[str, Path | None], options: dict
     write_json({"format": "qmcredit.batch-manifest/1", "finished": datetime.now(timezone.utc).isoformat(),
                 "inputs": {k: described(v) for k, v in inputs.items() if v is not None}, "options": options,
                 "files": files}, fresh / "manifest.json")
+    swap_in(fresh, out)
+
+
+def swap_in(fresh: Path, out: Path) -> None:
+    """The finished run's folder ``fresh`` (``fresh_folder``) put in place of ``out`` (two
+    renames), the former run's folder then removed: ``out`` holds one finished run or none."""
     out = out.resolve()
     old = None
     if out.exists():

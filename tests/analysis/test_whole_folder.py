@@ -1,0 +1,91 @@
+"""An analysis's ``--out`` (``qmcredit reform``, ``qmcredit cost``) holds one finished run, as the
+batch's does: a rerun with fewer scenarios leaves none of the former's behind, a folder of other
+files is refused untouched, a run stopped midway leaves the former run whole; and a table without
+periods (no ledger line at all) still gives every table its columns and the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import polars as pl
+
+from qmcredit.batch import synth
+
+from .conftest import EXE, qmcredit
+
+REFORMS = Path(__file__).resolve().parents[2] / "examples" / "reforms"
+
+
+def _reform(data: Path, out: Path, *reforms: str) -> dict:
+    done = qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--periods", str(data / "in/periods.parquet"),
+                    *(a for r in reforms for a in ("--reform", str(REFORMS / f"{r}.toml"))), "--out", str(out))
+    return json.loads(done.stdout)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_rerun_replaces_the_folder_whole(data, tmp_path):
+    out = tmp_path / "out"
+    _reform(data, out, "double_amounts", "hours_120")
+    assert sorted(p.name for p in (out / "scenarios").iterdir()) == ["baseline", "double_amounts", "hours_120"]
+    told = _reform(data, out, "double_amounts")
+    assert sorted(p.name for p in (out / "scenarios").iterdir()) == ["baseline", "double_amounts"]  # the former run's hours_120 is gone
+    assert pl.read_parquet(out / "totals.parquet").get_column("scenario").to_list() == ["baseline", "double_amounts"]
+    assert all(Path(path).is_file() and Path(path).parent.resolve() in (out.resolve(), *(out.resolve() / "scenarios").iterdir())
+               for path in told["files"].values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no fresh or former folder left beside it
+
+
+def test_a_folder_of_other_files_is_refused_untouched(data, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    for args in (["reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet")],
+                 ["cost", str(data / "batch"), "--claims", str(data / "in/claims.parquet")]):
+        done = subprocess.run([str(EXE), *args, "--out", str(out)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and any("notes.txt" in line and "--out holds other files" in line for line in done.stderr.splitlines()), done.stderr
+        assert _files(out) == {"notes.txt": b"mine"} and sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+def test_cost_reruns_into_its_own_folder(data, tmp_path):
+    out = tmp_path / "cost"
+    for _ in range(2):
+        qmcredit("cost", str(data / "batch"), "--claims", str(data / "in/claims.parquet"), "--out", str(out))
+    assert {p.name for p in out.iterdir()} >= {"totals.parquet", "claims.csv", "analysis.xlsx", "report.html"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cost"]
+
+
+def test_a_run_stopped_midway_leaves_the_former_run_whole(tmp_path):
+    big = synth.write(tmp_path / "big", 6000, 9, kind="parquet")
+    out = tmp_path / "out"
+    args = [str(EXE), "reform", str(big["claims"]), str(big["payroll"]), "--periods", str(big["periods"]), "--out", str(out)]
+    assert subprocess.run(args, capture_output=True, timeout=300).returncode == 0
+    before = _files(out)
+    p = subprocess.Popen([*args, "--reform", str(REFORMS / "double_amounts.toml")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while p.poll() is None and not any(q.name.startswith(".out.new-") for q in tmp_path.iterdir()):
+        time.sleep(0.01)
+    os.kill(p.pid, signal.SIGTERM)
+    err = p.communicate(timeout=120)[1].decode()
+    now = _files(out)
+    if p.returncode == 143:  # stopped: the former run, as it was
+        assert err == "terminated\n" and now == before
+    else:  # it finished before the signal came: the new run, whole
+        assert p.returncode == 0 and "scenarios/double_amounts/claims.parquet" in now
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["big", "out"]
+
+
+def test_a_table_without_periods_gives_every_table_its_columns(data, tmp_path):
+    out = tmp_path / "out"
+    qmcredit("reform", str(data / "in/claims.parquet"), str(data / "in/payroll.parquet"), "--reform", str(REFORMS / "double_amounts.toml"),
+             "--out", str(out))  # no --periods: no ledger line, nothing applied (it failed with an internal error)
+    fy = pl.read_parquet(out / "by_fiscal_year.parquet")
+    assert fy.height == 0 and fy.columns == ["scenario", "fiscal_year", "allowed", "applied", "refunded", "forfeited", "carried_forward", "cost"]
+    totals = pl.read_parquet(out / "totals.parquet")
+    assert totals.get_column("cost").to_list() == ["0.00", "0.00"] and (out / "report.html").stat().st_size > 0
