@@ -76,6 +76,10 @@ def test_validate_reports_every_problem_and_exit_codes(tmp_path):
     assert r.returncode == 0 and "valid: 12 employees" in r.stdout
     r = run("validate", tmp_path / "missing.json")
     assert r.returncode == 1 and "no such file" in r.stderr
+    r = run("validate", tmp_path)  # a folder given for its files, a device: each said as it is, not "no such file"
+    assert r.returncode == 1 and f"{tmp_path}: is a folder; give the claim files in it" in r.stderr
+    r = run("compute", "--json", os.devnull)
+    assert r.returncode == 1 and f"{os.devnull}: is not a regular file" in r.stderr
     assert run("compute").returncode == 2  # usage error
 
 

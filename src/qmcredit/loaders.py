@@ -557,7 +557,9 @@ def claim_from_json(text: str | bytes, *, payroll: pl.DataFrame | None = None, b
 
 def _read_doc(path: Path) -> Any:
     if not path.is_file():
-        raise ClaimError([Problem(str(path), "no such file")], str(path))
+        why = ("is a folder; give the claim files in it (a shell's FOLDER/*.json)" if path.is_dir() else
+               "is not a regular file; give a claim file (JSON)" if path.exists() else "no such file")
+        raise ClaimError([Problem(str(path), why)], str(path))
     try:
         return parse_json(path.read_bytes(), str(path))
     except OSError as e:
