@@ -193,6 +193,23 @@ def test_evidence_requested_then_answered_by_a_document_citing_the_figure(people
     assert people("preparer2").get(f"/documents/{doc['id']}/download").status_code == 404
 
 
+def test_a_document_named_in_any_script_is_downloaded_under_its_own_name(people, claim_id):
+    """A document uploaded as ``../租约 2005.pdf`` (a name a header cannot hold as it is, with a
+    folder in front) is downloaded, from its page and from the API, under that name (RFC 8187's
+    ``filename*``) and a plain ASCII one, never its folder; it gave the page's download a 500."""
+    from urllib.parse import quote
+
+    preparer = people("preparer")
+    r = preparer.post(f"/claims/{claim_id}/documents", {"kind": "lease", "cites": "location.operations_began"},
+                      files={"file": ("../租约 2005.pdf", b"%PDF-1.4 lease", "application/pdf")})
+    assert r.status_code == 200
+    doc = [d for d in preparer.api(f"/claims/{claim_id}/documents") if d["filename"].endswith("租约 2005.pdf")][-1]
+    for path in (f"/documents/{doc['id']}/download", f"/api/v1/documents/{doc['id']}/content"):
+        got = preparer.get(path)
+        assert got.status_code == 200 and got.content == b"%PDF-1.4 lease", path
+        assert got.headers["content-disposition"] == f"attachment; filename=\"2005.pdf\"; filename*=UTF-8''{quote('租约 2005.pdf', safe='')}"
+
+
 def test_the_ledger_page_shows_the_apis_ledger_with_the_refund_certified(people, claim_id):
     """L4, L6, R1: balances by year of origin, the return's periods, the refund certified."""
     preparer = people("preparer")

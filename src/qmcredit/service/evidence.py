@@ -4,6 +4,8 @@ the figures it supports; and the examiner's requests for evidence of a figure.""
 from __future__ import annotations
 
 import re
+import unicodedata
+from urllib.parse import quote
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,6 +20,26 @@ from .models import Citation, Claim, Document, EvidenceRequest, Revision
 
 KINDS = ("payroll_register", "payroll_table", "lease", "certificate", "certificate_of_occupancy", "return", "worksheet", "other")
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+
+
+def _ascii(text: str) -> str:
+    """``text`` in plain ASCII a file name keeps: accents dropped, any other character ``_``."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(ch if ch.isalnum() or ch in "-_ ()" else "_" for ch in plain).strip(" _")
+
+
+def attachment(filename: str | None, document_id: int) -> str:
+    """The ``Content-Disposition`` of a document's download (RFC 6266): saved under the name it was
+    uploaded with, without any folder that name gave (``../``, ``C:\\``), a line break or a quote;
+    the name whole in UTF-8 (``filename*``, RFC 8187) beside a plain ASCII one (``filename``) for
+    clients that read only that, ``document-ID`` with the name's extension where no letter of the
+    name is ASCII. A header holds only Latin-1: a name in another script gave the download a 500."""
+    name = "".join(ch for ch in (filename or "").replace("\\", "/").rsplit("/", 1)[-1] if ch.isprintable() and ch != '"').strip(" .")
+    stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
+    ext = "".join(ch for ch in ext if ch.isascii() and ch.isalnum())[:10]
+    plain = (_ascii(stem) or f"document-{document_id}") + (f".{ext}" if ext else "")
+    whole = name or plain
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(whole, safe='')}"
 
 
 def resolves(path: str, *roots: dict) -> bool:

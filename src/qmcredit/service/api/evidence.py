@@ -86,7 +86,7 @@ def get_document_content(document_id: RecordId, who: Principal = Depends(princip
     with db.read() as session:
         doc = _visible_document(session, who, document_id)
         return Response(doc.content, media_type=doc.media_type or "application/octet-stream",
-                        headers={"ETag": f'"{doc.sha256}"', "Content-Disposition": f'attachment; filename="{doc.id}"'})
+                        headers={"ETag": f'"{doc.sha256}"', "Content-Disposition": evidence.attachment(doc.filename, doc.id)})
 
 
 def _request_out(session, req: EvidenceRequest) -> dict:

@@ -141,7 +141,6 @@ def download(request: Request, document_id: int, who: Principal = Depends(viewer
             doc = _visible_document(session, who, document_id)
         except ApiError as e:
             return refusal(request, who, e, back="/claims")
-        name = "".join(ch for ch in doc.filename if ch.isalnum() or ch in "._- ") or str(doc.id)
         return Response(doc.content, media_type=doc.media_type or "application/octet-stream",
-                        headers={"ETag": f'"{doc.sha256}"', "content-disposition": f'attachment; filename="{name}"',
+                        headers={"ETag": f'"{doc.sha256}"', "content-disposition": evidence.attachment(doc.filename, doc.id),
                                  "cache-control": "no-store", "x-content-type-options": "nosniff"})
