@@ -369,3 +369,13 @@ def test_compute_ends_at_once_with_its_exit_code_and_its_output_whole(tmp_path):
         assert p.stdout.read(len(first)) == first
         p.stdout.close()
         assert (p.wait(timeout=120), p.stderr.read()) == (0, b"")  # done, as far as its reader wanted: not 1, an invalid claim's code
+
+
+def test_the_command_line_runs_off_the_main_thread():
+    """``cli.main`` called from a program's own thread, where no signal handler can be set (its
+    SIGTERM answer is set only on the main thread): the command runs, no traceback."""
+    code = ("import sys, threading\nsys.argv = ['qmcredit', '--help']\nfrom qmcredit.cli import main\n"
+            "def run():\n    try:\n        main()\n    except SystemExit as e:\n        print('exit', e.code)\n"
+            "t = threading.Thread(target=run)\nt.start()\nt.join()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.endswith("exit 0\n") and "Traceback" not in r.stderr, r.stderr

@@ -369,7 +369,10 @@ def main() -> None:
     # distribution's entry points as the first model is built (5-8 ms of each start, in this
     # process and the batch's workers, which inherit it; benchmarks/compute.md). A setting given stays.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # called off the main thread (a program's own thread), where only the default is possible
+        pass
     try:
         app()
     except Terminated:
