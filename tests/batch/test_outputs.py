@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -179,3 +180,37 @@ def test_outputs_in_order_are_written_as_sorted_ones(tmp_path):
     outputs.write_parquet(outputs.in_order(pieces, "claim_id", "period"), tmp_path / "a.parquet")
     outputs.write_parquet(pieces.sort("claim_id", "period"), tmp_path / "b.parquet")
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_between_the_swaps_two_renames_waits_for_both(tmp_path, monkeypatch, sig):
+    """Ctrl-C or SIGTERM right after the former run is moved aside: the new run is put in place
+    first, then the signal is answered (before, ``--out`` was left missing, and the next run
+    removed the former run too)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("former")
+    fresh = outputs.fresh_folder(out)
+    (fresh / "summary.json").write_text("new")
+    real, moved = os.replace, []
+
+    def replace(a, b):
+        real(a, b)
+        moved.append(b)
+        if len(moved) == 1:
+            signal.raise_signal(sig)
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    monkeypatch.setattr(os, "replace", replace)
+    previous = signal.signal(sig, stop)
+    try:
+        with pytest.raises(Stopped):
+            outputs.swap_in(fresh, out)
+    finally:
+        signal.signal(sig, previous)
+    assert len(moved) == 2 and (out / "summary.json").read_text() == "new"

@@ -14,7 +14,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -150,12 +151,39 @@ def finish(fresh: Path, out: Path, inputs: dict[str, Path | None], options: dict
 
 def swap_in(fresh: Path, out: Path) -> None:
     """The finished run's folder ``fresh`` (``fresh_folder``) put in place of ``out`` (two
-    renames), the former run's folder then removed: ``out`` holds one finished run or none."""
+    renames, with Ctrl-C and SIGTERM held between them), the former run's folder then removed:
+    ``out`` holds one finished run or none."""
     out = out.resolve()
     old = None
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
-        os.replace(out, old / out.name)
-    os.replace(fresh, out)
+    with _signals_held():
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
+            os.replace(out, old / out.name)
+        os.replace(fresh, out)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held, not lost, while a few lines run whole (``swap_in``'s renames: one
+    between them left no ``--out``, the former run moved aside and the new one removed, and the
+    next run removed the former too). Python runs a signal's handler between any two lines of the
+    main thread, whichever thread the signal reached, so each handler is set for that time to note
+    its signal, which is raised again once the lines are done. Off the main thread, where no
+    handler can be set, nothing is held."""
+    import signal
+
+    caught: list[int] = []
+    try:
+        before = {s: signal.signal(s, lambda n, _frame: caught.append(n)) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        for s in caught:
+            signal.raise_signal(s)
