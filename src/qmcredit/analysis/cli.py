@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -30,25 +28,6 @@ def write_all(tables: dict, scenarios: list[dict], out: Path, beside: Iterable[t
     return {k: str(v) for k, v in written.items()}
 
 
-@contextmanager
-def whole_folder(out: Path) -> Iterator[Path]:
-    """A fresh folder beside ``out`` for a run's files, put in place of ``out`` once the run is
-    done (as the batch's, ``batch.outputs``): ``out`` holds one finished run, never a mix of two
-    nor a former run's scenario that this one has not; a run that fails, is stopped or is killed
-    leaves ``out`` as it was (its fresh folder is removed, or by the next run once its process is
-    gone). ``out`` may hold only a former analysis's files (``outputs.ours``)."""
-    from ..batch.outputs import fresh_folder, swap_in
-    from .outputs import ours
-
-    fresh = fresh_folder(out, ours)
-    try:
-        yield fresh
-        swap_in(fresh, out)
-    except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
-        raise
-
-
 def _placed(written: dict[str, str], fresh: Path, out: Path) -> dict[str, str]:
     """The files written into ``fresh``, named where they are once it is ``out``."""
     return {k: str(out.resolve() / Path(v).relative_to(fresh)) for k, v in written.items()}
@@ -67,7 +46,9 @@ def cost(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: the cost tables (.parquet, .csv), analysis.xlsx, report.html.")],
 ) -> None:
     """What the credit costs the State: by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
+    from ..batch.outputs import whole_folder
     from .cost import read_results
+    from .outputs import ours
     from .tables import analysis_tables
 
     try:
@@ -75,7 +56,7 @@ def cost(
             if not (results / name).is_file():
                 raise ClaimError([Problem(str(results), f"no {name}: give the --out folder of `qmcredit batch`")])
         tables = analysis_tables({"baseline": read_results(results, claims)})
-        with whole_folder(out) as fresh:
+        with whole_folder(out, ours) as fresh:
             written = write_all(tables, [{"name": "baseline", "description": "the law as in law/parameters/"}], fresh)
     except ClaimError as e:
         _fail(e)
@@ -97,7 +78,9 @@ def reform(
 ) -> None:
     """Decide the same claims under the baseline and under each reform, side by side: per claim,
     in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
+    from ..batch.outputs import whole_folder
     from ..law.parameter_set import baseline, load_reform
+    from .outputs import ours
     from .reform import decide_scenarios
     from .tables import analysis_tables
 
@@ -106,7 +89,7 @@ def reform(
         names = [s.name for s in sets]
         if len(set(names)) < len(names):
             raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
-        with whole_folder(out) as fresh:
+        with whole_folder(out, ours) as fresh:
             plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or fresh}
             started = time.perf_counter()
             if workers or scheduler:

@@ -21,7 +21,7 @@ from ..batch.outputs import write_parquet
 TABLES = ("totals", "by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year", "claims", "changes")
 #: What an analysis writes into ``--out``: each table's files, the workbook, the report, and with
 #: reforms each scenario's folder; ``--out`` may hold these (a former run) and nothing else, since a
-#: run replaces it whole (``batch.outputs.fresh_folder``, ``swap_in``).
+#: run replaces it whole (``batch.outputs.whole_folder``).
 FILES = frozenset({*(f"{t}.{ext}" for t in TABLES for ext in ("parquet", "csv")), "analysis.xlsx", "report.html", "scenarios"})
 
 

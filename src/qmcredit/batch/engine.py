@@ -287,26 +287,22 @@ def run(
     sorted by claim id, so they do not depend on the partitioning or on where partitions ran."""
     started = time.perf_counter()
     local = mapper is None  # partitions decided on this machine: they may read the table itself
-    fresh = outputs.fresh_folder(out)
     try:
-        rows = payroll_rows(payroll)
-        jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
-        with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
-            summary = _run(claims, payroll, fresh, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
-                           workdir, on_progress, on_start, started)
-        outputs.finish(fresh, out, {"claims": claims, "payroll": payroll, "periods": periods},
-                       {"jsonl": jsonl, "rows_per_partition": rows_per_partition})
+        with outputs.whole_folder(out) as fresh:
+            rows = payroll_rows(payroll)
+            jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
+            with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
+                summary = _run(claims, payroll, fresh, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
+                               workdir, on_progress, on_start, started)
+            outputs.write_manifest(fresh, {"claims": claims, "payroll": payroll, "periods": periods},
+                                   {"jsonl": jsonl, "rows_per_partition": rows_per_partition})
         return summary
-    except (pl.exceptions.PolarsError, OSError, ValueError) as e:
-        shutil.rmtree(fresh, ignore_errors=True)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as e:  # the fresh folder is gone by now (``whole_folder``)
         if isinstance(e, ClaimError):
             raise
         damaged = unreadable([p for p in (claims, payroll, periods) if p is not None])
         if damaged is not None:
             raise damaged from None
-        raise
-    except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
         raise
 
 

@@ -136,8 +136,8 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def finish(fresh: Path, out: Path, inputs: dict[str, Path | None], options: dict) -> None:
-    """Write ``manifest.json`` (last) in ``fresh`` and swap it in for ``out``."""
+def write_manifest(fresh: Path, inputs: dict[str, Path | None], options: dict) -> None:
+    """Write ``manifest.json`` in ``fresh``, last (``whole_folder`` then swaps it in for ``--out``)."""
     def described(path: Path) -> dict:
         st = path.stat()
         return {"path": str(path.resolve()), "bytes": st.st_size,
@@ -146,7 +146,22 @@ def finish(fresh: Path, out: Path, inputs: dict[str, Path | None], options: dict
     write_json({"format": "qmcredit.batch-manifest/1", "finished": datetime.now(timezone.utc).isoformat(),
                 "inputs": {k: described(v) for k, v in inputs.items() if v is not None}, "options": options,
                 "files": files}, fresh / "manifest.json")
-    swap_in(fresh, out)
+
+
+@contextmanager
+def whole_folder(out: Path, ours: Callable[[str], bool] = _ours) -> Iterator[Path]:
+    """A fresh folder beside ``out`` for a run's files (``fresh_folder``: ``out`` may hold only
+    what ``ours`` names), put in place of ``out`` once the run is done (``swap_in``): ``out`` holds
+    one finished run, never a mix of two nor a file of a former run that this one has not; a run
+    that fails or is stopped leaves ``out`` as it was and its fresh folder removed (a killed run's:
+    by the next run, once its process is gone). The batch's, ``reform``'s and ``cost``'s."""
+    fresh = fresh_folder(out, ours)
+    try:
+        yield fresh
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
 
 
 def swap_in(fresh: Path, out: Path) -> None:
