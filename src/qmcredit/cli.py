@@ -74,20 +74,13 @@ class _Shells(TyperGroup):
         self.add_command(loaded)
 
     def invoke(self, ctx):
-        """The command run, with Ctrl-C and a closed output answered as ``main`` answers them
-        outside a command (typer would end the first with 130 and no word, the second with 1, the
-        code of an invalid claim)."""
+        """The command run, with SIGTERM, Ctrl-C and a closed output answered (``_stopped``) as
+        ``main`` answers them outside a command (typer would end Ctrl-C with 130 and no word, a
+        closed output with 1, the code of an invalid claim)."""
         try:
             return super().invoke(ctx)
-        except Terminated:
-            _say("terminated")
-            raise typer.Exit(EXIT_TERMINATED) from None
-        except KeyboardInterrupt:
-            _say("interrupted")
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-        except BrokenPipeError:
-            _output_closed()
-            raise typer.Exit(0) from None
+        except _STOPS as e:
+            raise typer.Exit(_stopped(e)) from None
 
 
 app = typer.Typer(
@@ -170,6 +163,22 @@ class Terminated(BaseException):
 
 def _terminated(signum, frame) -> None:
     raise Terminated
+
+
+#: How a command is stopped from outside: SIGTERM, Ctrl-C, its output's reader gone.
+_STOPS = (Terminated, KeyboardInterrupt, BrokenPipeError)
+
+
+def _stopped(e: BaseException) -> int:
+    """One of ``_STOPS`` answered (one line said, or the output let go), and the exit code it ends with."""
+    if isinstance(e, BrokenPipeError):
+        _output_closed()
+        return 0
+    if isinstance(e, Terminated):
+        _say("terminated")
+        return EXIT_TERMINATED
+    _say("interrupted")
+    return EXIT_INTERRUPTED
 
 ClaimPaths = Annotated[list[Path], typer.Argument(help="Claim files: JSON with employees, or a JSON header naming its payroll table (docs/format.md).", show_default=False)]
 
@@ -375,15 +384,8 @@ def main() -> None:
         pass
     try:
         app()
-    except Terminated:
-        _say("terminated")
-        sys.exit(EXIT_TERMINATED)
-    except KeyboardInterrupt:
-        _say("interrupted")
-        sys.exit(EXIT_INTERRUPTED)
-    except BrokenPipeError:
-        _output_closed()
-        sys.exit(0)
+    except _STOPS as e:  # met outside a command (the command line read, its modules imported); a command's own: ``_Shells.invoke``
+        sys.exit(_stopped(e))
     except ClaimError as e:
         _say(f"invalid claim: {e.one_line()}")
         sys.exit(EXIT_INVALID)
