@@ -379,3 +379,17 @@ def test_the_command_line_runs_off_the_main_thread():
             "t = threading.Thread(target=run)\nt.start()\nt.join()\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.endswith("exit 0\n") and "Traceback" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("when", ["the exit code known", "the interpreter's teardown"])
+def test_a_sigterm_once_the_command_is_done_changes_nothing(when):
+    """SIGTERM met once the command's exit code is known (``cli._outcome``) is ignored: the
+    process ends with that code, its output whole. Before, met just after the command it ended in
+    a traceback and exit 1 (CI saw a finished ``reform`` exit 1), and met in the interpreter's
+    teardown it gave a line "Exception ignored" or killed the process."""
+    send = "signal.raise_signal(signal.SIGTERM)"
+    hook = (f"real = gc.freeze\ndef freeze():\n    {send}\n    real()\ngc.freeze = freeze\n" if when == "the exit code known"
+            else f"atexit.register(lambda: {send})\n")
+    code = ("import atexit, gc, signal, sys\nsys.argv = ['qmcredit', '--help']\nfrom qmcredit.cli import main\n" + hook + "main()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (0, "") and "Usage" in r.stdout

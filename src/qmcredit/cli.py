@@ -161,8 +161,13 @@ class Terminated(BaseException):
     Ctrl-C, its workers shut down and its scratch files removed on the way out (``main``)."""
 
 
+#: Set once the command's exit code is known (``_outcome``): a SIGTERM from then on is not answered.
+_decided = False
+
+
 def _terminated(signum, frame) -> None:
-    raise Terminated
+    if not _decided:
+        raise Terminated
 
 
 #: How a command is stopped from outside: SIGTERM, Ctrl-C, its output's reader gone.
@@ -383,15 +388,7 @@ def main() -> None:
     except ValueError:  # called off the main thread (a program's own thread), where only the default is possible
         pass
     try:
-        app()
-    except _STOPS as e:  # met outside a command (the command line read, its modules imported); a command's own: ``_Shells.invoke``
-        sys.exit(_stopped(e))
-    except ClaimError as e:
-        _say(f"invalid claim: {e.one_line()}")
-        sys.exit(EXIT_INVALID)
-    except Exception as e:  # last resort: a bug, reported on one line rather than as a traceback
-        _say(f"qmcredit: internal error: {type(e).__name__}: {e}")
-        sys.exit(EXIT_INTERNAL)
+        code = _outcome()
     finally:
         if _paused_for_start_up:  # no command started (--help, a usage error): as it was
             _paused_for_start_up = False
@@ -400,3 +397,35 @@ def main() -> None:
         # libraries) is moved out of the interpreter's final collections, which would otherwise
         # scan them all on the way out (0.03-0.05 s after a batch).
         gc.freeze()
+    sys.exit(code)
+
+
+def _outcome() -> int | str | None:
+    """The command run (typer ends it with ``SystemExit``), and the code it ends with: a stop
+    from outside met outside a command (the command line read, its modules imported; a command's
+    own: ``_Shells.invoke``), an invalid claim, or a bug, each said on one line. Once the code is
+    known, SIGTERM is ignored: the process is on its way out, its outputs whole; answered there, it
+    ended in a traceback and exit 1 (met after this returned) or killed the process before its
+    output was flushed (met in the interpreter's teardown)."""
+    global _decided
+    try:
+        try:
+            app()
+        except SystemExit as e:
+            return e.code
+        except _STOPS as e:
+            return _stopped(e)
+        except ClaimError as e:
+            _say(f"invalid claim: {e.one_line()}")
+            return EXIT_INVALID
+        except Exception as e:  # last resort: a bug, reported on one line rather than as a traceback
+            _say(f"qmcredit: internal error: {type(e).__name__}: {e}")
+            return EXIT_INTERNAL
+    except Terminated:  # SIGTERM met while one of those was said
+        return EXIT_TERMINATED
+    finally:
+        _decided = True  # before the call below, where Python may run a SIGTERM's handler
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        except ValueError:  # off the main thread: no handler was set (``main``)
+            pass

@@ -186,7 +186,7 @@ def test_outputs_in_order_are_written_as_sorted_ones(tmp_path):
 def test_a_signal_between_the_swaps_two_renames_waits_for_both(tmp_path, monkeypatch, sig):
     """Ctrl-C or SIGTERM right after the former run is moved aside: the new run is put in place
     first, then the signal is answered (before, ``--out`` was left missing, and the next run
-    removed the former run too)."""
+    removed the former run too), and the former run's folder is removed (it was left beside)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "summary.json").write_text("former")
@@ -214,3 +214,4 @@ def test_a_signal_between_the_swaps_two_renames_waits_for_both(tmp_path, monkeyp
     finally:
         signal.signal(sig, previous)
     assert len(moved) == 2 and (out / "summary.json").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the former run's folder removed, not left beside it

@@ -154,7 +154,8 @@ def whole_folder(out: Path, ours: Callable[[str], bool] = _ours) -> Iterator[Pat
     what ``ours`` names), put in place of ``out`` once the run is done (``swap_in``): ``out`` holds
     one finished run, never a mix of two nor a file of a former run that this one has not; a run
     that fails or is stopped leaves ``out`` as it was and its fresh folder removed (a killed run's:
-    by the next run, once its process is gone). The batch's, ``reform``'s and ``cost``'s."""
+    by the next run, once its process is gone); one stopped while its files are swapped in, or
+    after, stops with the new run in place. The batch's, ``reform``'s and ``cost``'s."""
     fresh = fresh_folder(out, ours)
     try:
         yield fresh
@@ -170,13 +171,15 @@ def swap_in(fresh: Path, out: Path) -> None:
     ``out`` holds one finished run or none."""
     out = out.resolve()
     old = None
-    with _signals_held():
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
-            os.replace(out, old / out.name)
-        os.replace(fresh, out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    try:
+        with _signals_held():
+            if out.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
+                os.replace(out, old / out.name)
+            os.replace(fresh, out)
+    finally:  # also when a signal held is raised again once the new run is in place
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 @contextmanager
