@@ -215,3 +215,26 @@ def test_a_signal_between_the_swaps_two_renames_waits_for_both(tmp_path, monkeyp
         signal.signal(sig, previous)
     assert len(moved) == 2 and (out / "summary.json").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the former run's folder removed, not left beside it
+
+
+@pytest.mark.parametrize("out", [".", ".."])
+def test_out_is_never_the_folder_one_is_in(tables, tmp_path, out):
+    """``--out .`` (or a folder holding the one you are in), empty or a former run's: refused,
+    untouched. The run replaces ``--out`` whole, and it had moved the folder one was in aside and
+    removed it, leaving the shell in a deleted folder."""
+    here = tmp_path / "work"
+    here.mkdir()
+    for args in (["batch", tables["claims"], tables["payroll"]], ["reform", tables["claims"], tables["payroll"]]):
+        r = subprocess.run([str(EXE), *map(str, args), "--out", out], capture_output=True, text=True, timeout=300, cwd=here)
+        refused = (here / out).resolve()
+        assert (r.returncode, r.stderr) == (2, f"error: {refused}: --out is the folder you are in, or holds it; the run replaces the folder "
+                                               "whole, so give a folder of its own, such as --out results\n")
+        assert list(here.iterdir()) == [] and [p.name for p in tmp_path.iterdir()] == ["work"]  # nothing moved, nothing written
+
+
+def test_a_refused_option_is_named_as_what_it_is(tables, tmp_path):
+    """A problem with a run's options or ``--out`` is one line, ``error: WHERE: WHAT``; before, it
+    came under "1 problem in the claim", the words of a claim file's problems."""
+    (tmp_path / "afile").write_text("mine")
+    r = batch(tables["claims"], tables["payroll"], "--out", tmp_path / "afile")
+    assert (r.returncode, r.stderr) == (2, f"error: {tmp_path / 'afile'}: --out is a file; give a folder for the outputs\n")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from ..batch.cli import refuse
 from ..problems import ClaimError, Problem
 
 if TYPE_CHECKING:
@@ -33,11 +34,6 @@ def _placed(written: dict[str, str], fresh: Path, out: Path) -> dict[str, str]:
     return {k: str(out.resolve() / Path(v).relative_to(fresh)) for k, v in written.items()}
 
 
-def _fail(e: ClaimError) -> None:
-    from rich.console import Console
-
-    Console(stderr=True, highlight=False).print(f"error: {e}", markup=False, soft_wrap=True)  # a problem is never cut
-    raise typer.Exit(2) from None
 
 
 def cost(
@@ -59,7 +55,7 @@ def cost(
         with whole_folder(out, ours) as fresh:
             written = write_all(tables, [{"name": "baseline", "description": "the law as in law/parameters/"}], fresh)
     except ClaimError as e:
-        _fail(e)
+        refuse(e, 2)
     typer.echo(json.dumps(_placed(written, fresh, out), indent=2))
 
 
@@ -106,7 +102,7 @@ def reform(
             each = [(getattr(s, table), fresh / "scenarios" / s.params.name / f"{table}.parquet") for s in scenarios for table in ("claims", "ledger")]
             written = write_all(tables, described, fresh, each)
     except ClaimError as e:
-        _fail(e)
+        refuse(e, 2)
     totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
               for row in tables["totals"].iter_rows(named=True)}
     info["seconds"] |= {"tables_and_files": round(time.perf_counter() - decided, 2), "total": round(time.perf_counter() - started, 2)}

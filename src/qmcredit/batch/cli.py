@@ -11,13 +11,22 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
 from ..problems import ClaimError, Problem
 from . import engine
 from .tables import UnreadableTable
+
+
+def refuse(e: ClaimError, code: int) -> NoReturn:
+    """A run's tables or options refused: each problem on a line of its own, ``error: WHERE: WHAT``
+    (where a table, a row, an option or ``--out``: not "the claim", as a claim file's are), as
+    written (never cut to a width, a path's brackets never read as markup), and exit ``code``."""
+    for p in e.problems:
+        typer.echo(f"error: {e.source + ': ' if e.source else ''}{p}", err=True)
+    raise typer.Exit(code) from None
 
 
 def _stderr():
@@ -85,14 +94,9 @@ def batch(
                 summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
                                      jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start)
     except UnreadableTable as e:  # bad input data: exit 1, as an invalid claim
-        for p in e.problems:
-            typer.echo(f"error: {p}", err=True)
-        raise typer.Exit(1) from None
+        refuse(e, 1)
     except ClaimError as e:
-        from rich.markup import escape
-
-        _stderr().print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)  # a path's brackets are text; a problem is never cut
-        raise typer.Exit(2) from None
+        refuse(e, 2)
     finally:
         if mapped is not None:
             mapped.unlink(missing_ok=True)

@@ -111,6 +111,10 @@ def fresh_folder(out: Path, ours: Callable[[str], bool] = _ours) -> Path:
     former runs' outputs (or absent: ``ours`` says which names a run writes), since the finished
     run replaces it whole (``swap_in``)."""
     out = out.resolve()
+    here = Path.cwd().resolve()
+    if here == out or out in here.parents:
+        raise ClaimError([Problem(str(out), "--out is the folder you are in, or holds it; the run replaces the folder whole, "
+                                            "so give a folder of its own, such as --out results")])
     if out.exists():
         if not out.is_dir():
             raise ClaimError([Problem(str(out), "--out is a file; give a folder for the outputs")])
