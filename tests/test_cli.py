@@ -393,3 +393,13 @@ def test_a_sigterm_once_the_command_is_done_changes_nothing(when):
     code = ("import atexit, gc, signal, sys\nsys.argv = ['qmcredit', '--help']\nfrom qmcredit.cli import main\n" + hook + "main()\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (0, "") and "Usage" in r.stdout
+
+
+@pytest.mark.parametrize("group", [[], ["audit"]])
+def test_each_command_is_listed_on_one_line(group):
+    """``--help`` lists each command by the first paragraph of its help, on one line of a wide
+    terminal; before, rich's list kept the docstring's line breaks (``validate``, ``reform``,
+    ``audit verify`` ran over two or three lines, cut mid-sentence)."""
+    shown = subprocess.run([str(EXE), *group, "--help"], capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "400"}).stdout
+    panel = shown[shown.index("Commands"):].splitlines()[1:-1]
+    assert panel and all(not line[1:].startswith("  ") for line in panel), panel  # each row starts with its command's name

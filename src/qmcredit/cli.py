@@ -46,6 +46,14 @@ SHELLS = {
 }
 
 
+def _summarized(command):
+    """``command``, listed in its group's help by the first paragraph of its help on one line
+    (rich's list of commands kept a docstring's line breaks)."""
+    if command is not None and command.help and not command.short_help:
+        command.short_help = " ".join(command.help.split("\n\n")[0].split())
+    return command
+
+
 class _Shells(TyperGroup):
     """The command group: this module's commands, and ``SHELLS``: listed by their summaries,
     loaded by name when one is run (or asked for its own help)."""
@@ -55,8 +63,10 @@ class _Shells(TyperGroup):
 
     def get_command(self, ctx, name: str):
         if name not in self.commands and name in SHELLS:  # listed in --help: its summary, its module not imported
-            return TyperCommand(name, help=SHELLS[name][2])
-        return super().get_command(ctx, name)
+            command = TyperCommand(name, help=SHELLS[name][2])
+        else:
+            command = super().get_command(ctx, name)
+        return _summarized(command)
 
     def resolve_command(self, ctx, args):
         if args and args[0] in SHELLS and args[0] not in self.commands:
@@ -71,6 +81,8 @@ class _Shells(TyperGroup):
             shell.command(name=name)(command)
         loaded = typer.main.get_command(shell) if command else typer.main.get_group(shell)
         loaded.name = name
+        for sub in getattr(loaded, "commands", {}).values():  # a group's own list (``audit``)
+            _summarized(sub)
         self.add_command(loaded)
 
     def invoke(self, ctx):
@@ -289,7 +301,7 @@ def validate(
     columns: Columns = None, mapping: MappingFile = None, sheet: Sheet = None, roster: Roster = None, date_format: DateFormat = None,
 ) -> None:
     """Check claims and report every problem at once (exit 1 if any claim is invalid): every
-    check ``compute`` runs before it decides (the rules' reading of each header included)."""
+    check `qmcredit compute` runs before it decides (the rules' reading of each header included)."""
     from .core import prepare
     from .loaders import load_claims
 
