@@ -446,6 +446,10 @@ def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, u
 
 
 _NO_SUMS = (0, 0)  # P5: a month without hours recorded: no full-time positions, no equivalent hours
+#: A location whose payroll records no hours in any month of its windows (W1-W3): every average
+#: is zero, which a date written wrong (operations_began, the payroll's months) also gives.
+_NO_HOURS_IN_WINDOWS = ("no hours are recorded in any month from {start} to {end} (the base year and credit years one and two, W1-W3): "
+                        "every average, new position and credit is zero; check the payroll's months and operations_began")
 
 
 class _Notes:
@@ -529,6 +533,8 @@ def present(
     _trace_rooms(note, prep)
     _trace_lines(note, prep, ledger, ratio)
     warnings = list(prep.constants.warnings) + list(prep.notes)
+    if not measured and known_to > first:  # not a figure pending: zero for want of any hours in the windows
+        warnings.append(_NO_HOURS_IN_WINDOWS.format(start=w.base.start.isoformat(), end=w.year_two.end.isoformat()))
     _trace_totals(note, ledger, len(header.periods), warnings)
 
     pending = None
