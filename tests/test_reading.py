@@ -170,6 +170,39 @@ def test_ambiguous_hours_in_csv_and_excel_tables(tmp_path):
         assert "1.60" in problem.message and "160" in problem.message
 
 
+PAY_PERIODS = Path(__file__).resolve().parents[1] / "examples" / "08-pay-periods"
+
+
+@pytest.mark.parametrize("layout", ["pay periods", "hours summed over two columns"])
+@pytest.mark.parametrize("written,readings", [("1,60", ("1.60", "160")), ("80,5", ("80.5", "805"))])
+def test_ambiguous_hours_of_pay_periods_and_summed_columns_are_refused(tmp_path, layout, written, readings):
+    """P6 and docs/payroll.md: a pay period's hours, and hours summed over several columns, are
+    read by the same comma rule as a month's. Before, every comma was dropped: "1,60" was read
+    as 160 hours, silently, through ``qmcredit compute``."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(Path(f"{PAY_PERIODS}.payroll.csv").read_text())))
+    at = rows[0].index("hours")
+    if layout == "pay periods":
+        rows[1][at] = written
+    else:
+        rows = [[*r[:at], *(["Regular Hours", "Overtime Hours"] if i == 0 else [r[at], written if i == 1 else "0"]), *r[at + 1:]]
+                for i, r in enumerate(rows)]
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    (tmp_path / "payroll.csv").write_text(out.getvalue())
+    claim = json.loads(Path(f"{PAY_PERIODS}.claim.json").read_text()) | {"payroll": "payroll.csv"}
+    (tmp_path / "claim.json").write_text(json.dumps(claim))
+    r = _run("compute", "--json", tmp_path / "claim.json")
+    assert r.returncode == 1 and json.loads(r.stdout)["error"] == "invalid claim", r.stdout[:200]
+    (line,) = [line for line in r.stderr.splitlines() if "payroll.csv line 2" in line]
+    if layout == "pay periods":
+        assert f"hours: '{written}' is ambiguous: it could be read as {readings[0]} (comma as the decimal point) or as {readings[1]}" in line
+    else:
+        assert f"hours: '{written} (Overtime Hours)' is not a number of hours" in line
+
+
 def test_large_tables_read_hours_by_the_same_rule():
     import polars as pl
 

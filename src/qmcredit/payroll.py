@@ -12,6 +12,7 @@ Int64 holds every product and per-month sum of them up to some twelve million em
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
@@ -93,15 +94,30 @@ def _month_stages() -> list[list[pl.Expr]]:
 #: The number-reading rule (docs/format.md, the same as money's in ``claim``): the point is the
 #: decimal point; a comma is read only as a thousands separator, in groups of exactly three digits
 #: before any point ("1,234.5"). Any other comma ("1,60", "1.234,5", "1,2345") could be read two
-#: ways: refused, naming both readings.
+#: ways: refused, naming both readings. Every table's hours are read so: by month here, by pay
+#: period (``imports.periods``), summed over several columns (``imports.table``).
 _THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$"
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)$"
 
 
-def _hours_text(hours: pl.Expr) -> pl.Expr:
+def hours_text(hours: pl.Expr) -> pl.Expr:
     """Hours as text, trimmed, thousands separators removed (a comma otherwise stays, refused)."""
     t = hours.cast(pl.Utf8).str.strip_chars()
     return pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "", literal=True)).otherwise(t)
+
+
+def hours_text_of(value: str) -> str:
+    """``hours_text`` of one value (a cell of hours summed over several columns)."""
+    t = value.strip()
+    return t.replace(",", "") if re.match(_THOUSANDS, t) else t
+
+
+def ambiguous_hours(hours: pl.Expr, example: str) -> pl.Expr:
+    """The problem of an hours text (``hours_text``'s) whose comma could be read two ways, naming
+    both readings; null for any other text."""
+    return pl.when(_ambiguous(hours)).then(pl.format(
+        "hours: '{}' is ambiguous: it could be read as {} (comma as the decimal point) or as {} (comma as a thousands separator); "
+        f"write hours with a point as the decimal point and no other separator, e.g. {example}", hours, *_readings(hours)))
 
 
 def _readings(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -135,7 +151,7 @@ def _hours_stages() -> list[list[pl.Expr]]:
         .when(precise).then(_H_PRECISE)
     )
     return [
-        [_hours_text(pl.col("_raw_hours")).alias("_h")],
+        [hours_text(pl.col("_raw_hours")).alias("_h")],
         [h.str.contains(_NUMBER).fill_null(False).alias("_number"),
          h.str.extract(r"^[+-]?(\d*)", 1).alias("_whole"), h.str.extract(r"\.(\d*)$", 1).fill_null("").alias("_frac")],
         [(h.str.starts_with("-") & number & h.str.contains(r"[1-9]")).alias("_negative"),
@@ -472,14 +488,12 @@ def _with_problems(rows: pl.DataFrame, at: pl.Series, problems: pl.Series, sourc
 def _message() -> pl.Expr:
     """The words of each problem (docs/format.md: the location, what is wrong, what to do)."""
     q = lambda e: pl.format("'{}'", e.fill_null(""))  # noqa: E731
-    hours, month = _hours_text(pl.col("_raw_hours")), pl.col("month")
+    hours, month = hours_text(pl.col("_raw_hours")), pl.col("month")
     messages = {
         _EMPLOYEE: pl.lit("employee_id: missing; every row needs the employee it is for"),
         _MONTH: pl.format("month: {} is not a calendar month; write YYYY-MM, e.g. 2004-05", q(month)),
         _H_MISSING: pl.lit("hours: missing; write 0 for a month without work"),
-        _H_AMBIGUOUS: pl.format(
-            "hours: {} is ambiguous: it could be read as {} (comma as the decimal point) or as {} (comma as a thousands separator); "
-            "write hours with a point as the decimal point and no other separator, e.g. 152.5", q(hours), *_readings(hours)),
+        _H_AMBIGUOUS: ambiguous_hours(hours, "152.5"),
         _H_NAN: pl.format("hours: {} is not a number of hours; write e.g. 152.5", q(hours)),
         _H_NEGATIVE: pl.format("hours: {} is negative; hours worked are zero or more", q(hours)),
         _H_PRECISE: pl.format("hours: {} has more than {} decimals; round the source record to {} places", q(hours), pl.lit(HOURS_DECIMALS), pl.lit(HOURS_DECIMALS)),

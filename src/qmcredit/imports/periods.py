@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..law.pay_periods import Allocation, allocate, overlaps
+from ..payroll import ambiguous_hours, hours_text
 from ..problems import Problem
 
 _HOURS = r"^\+?(\d+\.?\d*|\.\d+)$"
@@ -34,7 +35,7 @@ def monthly(raw: pl.DataFrame, how: Allocation) -> tuple[pl.DataFrame, list[Prob
     """``raw``: pay-period rows (text columns, ``source``); gives the raw monthly rows and the
     problems of the pay-period rows (which give to no month)."""
     raw = raw.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in ("basis", "ownership_interest", "owner_relation") if c not in raw.columns)
-    h = pl.col("hours").cast(pl.Utf8).str.strip_chars().str.replace_all(",", "", literal=True)
+    h = hours_text(pl.col("hours"))  # thousands separators removed; another comma stays, refused
     df = raw.with_row_index("_row").with_columns(
         pl.col("employee_id").cast(pl.Utf8).str.strip_chars(),
         pl.col("period_start").cast(pl.Utf8).str.strip_chars().str.to_date("%Y-%m-%d", strict=False).alias("_start"),
@@ -49,7 +50,8 @@ def monthly(raw: pl.DataFrame, how: Allocation) -> tuple[pl.DataFrame, list[Prob
         .when(pl.col("_end").is_null()).then(pl.format("period_end: {} is not a date; write YYYY-MM-DD (P6: a pay period's last day)", q("period_end")))
         .when(pl.col("_end") < pl.col("_start")).then(pl.format("period_end: {} is before period_start {}", q("period_end"), q("period_start")))
         .when(pl.col("_h").is_null() | (pl.col("_h") == "")).then(pl.lit("hours: missing; write 0 for a pay period without work"))
-        .when(~pl.col("_h").str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$")).then(pl.format("hours: {} is not a number of hours; write e.g. 80.5", q("_h")))
+        .when(~pl.col("_h").str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)$")).then(
+            pl.coalesce(ambiguous_hours(pl.col("_h"), "80.5"), pl.format("hours: {} is not a number of hours; write e.g. 80.5", q("_h"))))
         .when(pl.col("_h").str.starts_with("-")).then(pl.format("hours: {} is negative; hours worked are zero or more", q("_h")))
         .when(pl.col("units").is_null()).then(pl.format("hours: {} has more than 2 decimals; a pay period's hours are allocated to months to 0.01 hour (P6): round to hundredths", q("_h")))
         .when(pl.col("units") > days * 2400).then(pl.format("hours: {} is more than the {} hours of the pay period {}..{}", q("_h"), days * 24, pl.col("_start"), pl.col("_end")))

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from ..payroll import hours_text_of
 from ..problems import ClaimError, Problem
 from . import dates
 from .mapping import DATE_FIELDS, Mapping, guess
@@ -385,7 +386,7 @@ def _hours(grid: _Grid, headers: list[str]) -> tuple[list[str | None], str]:
                 continue
             given = True
             try:
-                d = Decimal(str(v).replace(",", "").strip())
+                d = Decimal(hours_text_of(str(v)))  # a comma not a thousands separator stays, refused
                 if not d.is_finite():
                     raise InvalidOperation
                 total += d
