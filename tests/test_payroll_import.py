@@ -83,6 +83,34 @@ def test_csv_export_decides_as_the_monthly_table(tmp_path, name):
     assert masked(people["ssn"][0]).startswith("XXX-XX-")
 
 
+@pytest.mark.parametrize("written", ["UTF-16 .csv", "Excel's Unicode Text (.txt)", "tab-separated .tsv", "semicolons, CRLF"])
+def test_delimited_text_as_exports_write_it(tmp_path, written):
+    """The same export saved as spreadsheets save delimited text decides as the monthly table,
+    through ``qmcredit compute``: UTF-16 with its byte-order mark (before: "no header row", the
+    text read as code page 1252), Excel's "Unicode Text" (UTF-16, tabs, a .txt name), a .tsv
+    (before: "unknown table kind"), semicolons and CRLF line ends."""
+    import subprocess
+    import sys
+
+    name = "01-expansion-cap-carryforward"
+    write_csv(tmp_path / "export.csv", export_rows(load_doc(EXAMPLES / f"{name}.claim.json")))
+    text = (tmp_path / "export.csv").read_text()
+    rows = list(csv.reader(io.StringIO(text)))
+    delimited = lambda d, end: end.join(d.join(r) for r in rows) + end  # noqa: E731
+    file, data = {
+        "UTF-16 .csv": ("export16.csv", text.encode("utf-16")),
+        "Excel's Unicode Text (.txt)": ("export.txt", delimited("\t", "\r\n").encode("utf-16-le").join([b"\xff\xfe", b""])),
+        "tab-separated .tsv": ("export.tsv", delimited("\t", "\n").encode()),
+        "semicolons, CRLF": ("export-semi.csv", delimited(";", "\r\n").encode()),
+    }[written]
+    (tmp_path / file).write_bytes(data)
+    r = subprocess.run([str(Path(sys.executable).parent / "qmcredit"), "compute", "--json", "--no-explain", str(header(tmp_path, name, file))],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert {k: got[k] for k in figures(monthly(name))} == json.loads(json.dumps(figures(monthly(name)), default=str))
+
+
 def test_month_forms_people_write(tmp_path):
     """`M/YYYY`, `Jan 2005`, `January 2005`, full dates: each column's format found once (the preview states it)."""
     name = "03-part-time-equivalents"

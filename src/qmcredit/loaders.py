@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 # The export readers (``imports.table``, ``imports.periods``) are imported by the paths that read a
 # table: a claim with embedded employees, the common one, starts without them (tests/test_start_up.py).
 
-TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
+#: Delimited text is read as CSV, its delimiter found (comma, semicolon, tab, bar): .tsv, and .txt (Excel's
+#: "Unicode Text", tab-separated UTF-16).
+TABLE_KINDS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
 
 
@@ -39,6 +41,8 @@ def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
     from .imports.table import is_canonical
 
     if kind == "csv":
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 text: ``imports`` decodes it
+            return None
         first = data[:4096].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
         if not is_canonical(next(csv.reader([first]), [])):
             return None
@@ -78,7 +82,7 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
             raise ClaimError([Problem("payroll", f"table {str(path)!r} not found")])
         data = path.read_bytes()
     if kind not in ("csv", "parquet", "xlsx"):
-        raise ClaimError([Problem("payroll", f"{name!r}: unknown table kind; use a .csv, .parquet or .xlsx file")])
+        raise ClaimError([Problem("payroll", f"{name!r}: unknown table kind; use a .csv (or .tsv, .txt), .parquet or .xlsx file")])
     mapping = mapping or Mapping()
     try:
         df = None if mapping.columns or roster else _direct(data, kind, name)

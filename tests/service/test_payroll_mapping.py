@@ -31,3 +31,20 @@ def test_an_export_with_its_mapping(office):
     bad = office.client.post("/api/v1/claims", data={"claim": json.dumps(doc), "mapping": '{"columns": {"hourz": "Wrk"}}'},
                              files={"payroll": ("export.csv", content)}, headers=auth)
     assert bad.status_code == 422 and "mapping.columns.hourz" in bad.text
+
+
+def test_excels_unicode_text_through_the_api(office):
+    """Excel's "Unicode Text" export (UTF-16 with its byte-order mark, tab-separated, a .txt
+    name) sent as the payroll decides as the embedded claim; before, a .txt was refused by name
+    and UTF-16 was read as code page 1252."""
+    doc = json.loads(example("03"))
+    lines = ["Employee ID\tMonth\tHours\tStatus"]
+    lines += [f'{e["id"]}\t{m}\t{h}\t{e["basis"]}' for e in doc.pop("employees") for m, h in e["hours"].items()]
+    doc["payroll"] = "export.txt"
+    doc["taxpayer"]["id"] = "22-9000013"  # a taxpayer of its own: the same claim twice is refused (409, issue 12)
+    auth = office.auth("preparer")
+    embedded = office.client.post("/api/v1/claims", content=example("03").replace(b"\"22-", b"\"22-1", 1), headers=auth).json()
+    content = b"\xff\xfe" + ("\r\n".join(lines) + "\r\n").encode("utf-16-le")
+    r = office.client.post("/api/v1/claims", data={"claim": json.dumps(doc)}, files={"payroll": ("export.txt", content)}, headers=auth)
+    assert r.status_code == 201, r.text
+    assert r.json()["determination"]["credit"] == embedded["determination"]["credit"]

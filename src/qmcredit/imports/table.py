@@ -124,8 +124,8 @@ def _grid_from_rows(rows: list[list[Any]], numbers: list[int], unit: str, mappin
 
 
 def _read_csv_grid(data: bytes, mapping: Mapping, where: str) -> _Grid:
-    try:
-        text = data.decode("utf-8-sig")
+    try:  # UTF-16 with its byte-order mark: Excel's "Unicode Text" (tab-separated); else UTF-8; else Windows' code page
+        text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("cp1252", errors="replace")
     sample = "\n".join(text.splitlines()[:_SCAN])

@@ -28,7 +28,7 @@ from . import exact_json
 from .together import Together
 
 #: payroll table kinds by file name ending (FORMAT.md, "The payroll table"); JSON is a list of rows.
-PAYROLL_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".json": "json"}
+PAYROLL_KINDS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".json": "json"}
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def check_upload_names(upload: Upload, location: str) -> None:
 def payroll_kind(upload: Upload) -> str:
     kind = PAYROLL_KINDS.get(PurePath(upload.filename or "").suffix.lower())
     if kind is None:
-        raise ClaimError([Problem("payroll", f"{upload.filename!r}: name the file .csv, .parquet, .xlsx or .json")])
+        raise ClaimError([Problem("payroll", f"{upload.filename!r}: name the file .csv (or .tsv, .txt), .parquet, .xlsx or .json")])
     return kind
 
 
