@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -22,6 +20,7 @@ from typing import Iterator
 
 import polars as pl
 
+from .files import written_whole
 from .law.eligibility import Check
 from .law.ledger import Ledger
 from .law.positions import STATUS, Month
@@ -68,14 +67,8 @@ def trace_table(dets: list["Determination"]) -> pl.DataFrame:
 def write_trace(table: pl.DataFrame, path: Path) -> None:
     """B1's employee-months (``trace_table``'s, of every determination) written whole to the
     Parquet file ``path``, one row each, atomically: a temporary file beside it, renamed over it."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with written_whole(path) as tmp:
         table.write_parquet(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 _NO_ROWS = '"rows": []}]}'  # how a determination's JSON text ends when its employee-months are left to be joined in

@@ -61,3 +61,27 @@ def test_atomic_write_leaves_no_temp_file_on_failure(tmp_path):
         write_atomically(target, None)  # type: ignore[arg-type]  # the write fails midway
     assert target.read_bytes() == b"%PDF-1"
     assert [p.name for p in tmp_path.iterdir()] == ["x.pdf"]
+
+
+def test_out_a_folder_is_refused_and_files_get_the_usual_permissions(tmp_path):
+    """Through the command itself, under umask 022: ``--out`` naming a folder is refused (exit 2,
+    naming a file to give; it was an internal error, exit 3), and the form, the worksheet and
+    ``compute --trace``'s Parquet file are readable by others as any new file is (they were
+    written through a private temporary file and kept its 0600)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).parent / "qmcredit")
+    umask = lambda: os.umask(0o022)  # noqa: E731
+    r = subprocess.run([exe, "form313", CLAIM, "--period", "2005", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120, preexec_fn=umask)
+    assert (r.returncode, r.stderr) == (2, f"{tmp_path}: is a folder; give the file to write in it, e.g. --out {tmp_path / 'form313.pdf'}\n")
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "form.pdf"
+    assert subprocess.run([exe, "form313", CLAIM, "--period", "2005", "--out", str(out), "--worksheet"], capture_output=True, timeout=120,
+                          preexec_fn=umask).returncode == 0
+    assert subprocess.run([exe, "compute", "--json", "--trace", str(tmp_path / "trace.parquet"), CLAIM], capture_output=True, timeout=120,
+                          preexec_fn=umask).returncode == 0
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert modes == {"form.pdf": 0o644, "form.worksheet.pdf": 0o644, "trace.parquet": 0o644}

@@ -12,28 +12,22 @@ then renamed), so a reader never sees half a file.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import typer
 
+from ..files import written_whole
 from ..imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from ..problems import ClaimError
 from .figures import PeriodNotFound, select_period
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``data`` to ``path`` whole (``files.written_whole``), on disk before it is named."""
+    with written_whole(path) as tmp, tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def worksheet_path(out: Path) -> Path:
@@ -73,6 +67,9 @@ def form313(
         raise typer.Exit(2)
     if out is not None and not out.parent.is_dir():
         typer.echo(f"{out}: the folder {out.parent} does not exist", err=True)
+        raise typer.Exit(2)
+    if out is not None and out.is_dir():
+        typer.echo(f"{out}: is a folder; give the file to write in it, e.g. --out {out / f'form313.{fmt}'}", err=True)
         raise typer.Exit(2)
     try:
         c = load_claim(claim, settings_from(columns, mapping, sheet, roster, date_format))
