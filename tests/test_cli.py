@@ -59,7 +59,8 @@ def test_explain_walks_a_figure_down_to_employee_months():
     assert "new_positions.year_one = 6.785714" in out and "average_positions.base = 8.714286" in out
     assert "employee_months [B1]" in out and "<- employees[" in out
     r = run("explain", EXAMPLES / "01-expansion-cap-carryforward.claim.json", "--figure", "nope")
-    assert r.returncode == 1 and "credit.year_one" in r.stderr
+    # a figure the claim has not: the command line is wrong (2), not the claim (1, an invalid claim's code)
+    assert r.returncode == 2 and r.stderr.startswith("qmcredit explain: --figure: no figure 'nope' in ") and "credit.year_one" in r.stderr
 
 
 def test_validate_reports_every_problem_and_exit_codes(tmp_path):
@@ -403,3 +404,4 @@ def test_each_command_is_listed_on_one_line(group):
     shown = subprocess.run([str(EXE), *group, "--help"], capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "400"}).stdout
     panel = shown[shown.index("Commands"):].splitlines()[1:-1]
     assert panel and all(not line[1:].startswith("  ") for line in panel), panel  # each row starts with its command's name
+

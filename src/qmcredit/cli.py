@@ -347,8 +347,8 @@ def explain(
     try:
         lines = walk(det, figure, rows)
     except KeyError:
-        _say(f"{claim}: no figure {figure!r}; figures: {', '.join(figure_names(det))}")
-        raise typer.Exit(EXIT_INVALID) from None
+        _say(f"qmcredit explain: --figure: no figure {figure!r} in {claim}; its figures: {', '.join(figure_names(det))}")
+        raise typer.Exit(EXIT_USAGE) from None  # the command line is wrong, not the claim
     print("\n".join(lines))
 
 
