@@ -118,3 +118,32 @@ def test_a_writer_waits_for_the_chain_only_to_commit(office):
         count, broken = verify(session)
         actions = [a for (a,) in session.execute(text("SELECT action FROM audit_events ORDER BY id"))]
     assert broken is None and actions[-2:] == ["test.quick", "test.slow"]
+
+
+def test_audit_verify_of_no_office_database_says_so_and_creates_none(tmp_path):
+    """``qmcredit audit verify`` where there is no office database (the default ./var/ file
+    absent, a file that is not one, a server that refuses, no URL at all): one line and exit 2,
+    nothing created. Before, it made an empty ./var/qmcredit.sqlite3 and ended in an internal
+    error (exit 3) printing SQL."""
+    import os
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)")
+    (tmp_path / "text.db").write_text("not a database")
+    cases = {
+        None: f"no claims office database at {tmp_path / 'var' / 'qmcredit.sqlite3'}",
+        f"sqlite:///{tmp_path / 'missing.db'}": f"no claims office database at {tmp_path / 'missing.db'}",
+        f"sqlite:///{other}": "not a claims office database (no audit log in it)",
+        f"sqlite:///{tmp_path / 'text.db'}": "cannot be read: file is not a database",
+        "nonsense": "--database-url: 'nonsense' is not a database URL",
+        "postgresql+psycopg://someone:secret@127.0.0.1:1/qmcredit": "postgresql+psycopg://someone:***@127.0.0.1:1/qmcredit: cannot be read:",
+    }
+    env = {k: v for k, v in os.environ.items() if k != "QMCREDIT_DATABASE_URL"}
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for url, said in cases.items():
+        r = subprocess.run([str(EXE), "audit", "verify", *(["--database-url", url] if url else [])], capture_output=True, text=True,
+                           timeout=120, cwd=tmp_path, env=env)
+        assert r.returncode == 2 and r.stderr.startswith("qmcredit audit: ") and said in r.stderr and r.stderr.count("\n") == 1, (url, r.stderr)
+        assert "secret" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no database made

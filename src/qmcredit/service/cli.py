@@ -85,16 +85,58 @@ def audit_verify(
 ) -> None:
     """Check the audit log's hash chain: exit 0 when every event is as written, 1 naming the
     first event that was changed, removed or inserted."""
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import SQLAlchemyError
+
     from .audit import verify
     from .db import Database
+    from .models import AuditEvent
 
-    db = Database(Settings.from_env(database_url=database_url).database_url)
+    url = _existing_database(database_url)
+    db = Database(url)
     try:
+        if not inspect(db.engine).has_table(AuditEvent.__tablename__):
+            _refuse(f"{_shown(url)}: not a claims office database (no audit log in it); give the office's --database-url")
         with db.read() as session:
             count, broken = verify(session)
+    except SQLAlchemyError as e:  # the server refused, the file is not a database
+        _refuse(f"{_shown(url)}: cannot be read: {str(getattr(e, 'orig', None) or e).splitlines()[0]}")
     finally:
         db.dispose()
     if broken is not None:
         typer.echo(f"audit log broken at event {broken[0]}: it {broken[1]} ({count} events)", err=True)
         raise typer.Exit(1)
     typer.echo(f"audit log intact: {count} events, each chained to the one before")
+
+
+def _refuse(message: str) -> None:
+    typer.echo(f"qmcredit audit: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _shown(url: str) -> str:
+    """The database URL as it may be shown: its password hidden."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _existing_database(given: str | None) -> str:
+    """The office's database URL (``--database-url``, else $QMCREDIT_DATABASE_URL, else the SQLite
+    file under ./var/), refused (exit 2, one line) when it is no URL or names a SQLite file that
+    does not exist: reading the log never creates a database (an empty one was made, and its
+    missing table reported as an internal error)."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    url = given or os.environ.get("QMCREDIT_DATABASE_URL") or f"sqlite:///{(Path('var') / 'qmcredit.sqlite3').resolve()}"
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        _refuse(f"--database-url: {url!r} is not a database URL; e.g. sqlite:////srv/qmcredit/var/qmcredit.sqlite3 or "
+                "postgresql+psycopg://user@host/qmcredit")
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") and not Path(parsed.database).is_file():
+        _refuse(f"no claims office database at {parsed.database}; give the office's --database-url (or set QMCREDIT_DATABASE_URL)")
+    return url
