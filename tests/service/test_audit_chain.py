@@ -144,6 +144,6 @@ def test_audit_verify_of_no_office_database_says_so_and_creates_none(tmp_path):
     for url, said in cases.items():
         r = subprocess.run([str(EXE), "audit", "verify", *(["--database-url", url] if url else [])], capture_output=True, text=True,
                            timeout=120, cwd=tmp_path, env=env)
-        assert r.returncode == 2 and r.stderr.startswith("qmcredit audit: ") and said in r.stderr and r.stderr.count("\n") == 1, (url, r.stderr)
+        assert r.returncode == 2 and r.stderr.startswith("qmcredit: ") and said in r.stderr and r.stderr.count("\n") == 1, (url, r.stderr)
         assert "secret" not in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no database made

@@ -88,3 +88,34 @@ def test_the_office_serves_from_one_process_a_core_unless_told(monkeypatch):
         monkeypatch.setenv("QMCREDIT_WORKERS", bad)
         with pytest.raises(typer.BadParameter, match="QMCREDIT_WORKERS"):
             cli.default_workers()
+
+
+def test_serve_where_it_cannot_run_says_why_on_one_line(tmp_path):
+    """``qmcredit serve`` on a port in use, at an address not this machine's, or with a database
+    it cannot open: one line and exit 2, before anything is set up. Before, a database it could
+    not open was an internal error (exit 3) with SQL, and a port in use ended, after the
+    database was set up, in uvicorn's log and 3, the code of an internal error."""
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).parent / "qmcredit")
+    url = f"sqlite:///{tmp_path / 'office.sqlite3'}"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cases = {
+            ("--port", str(port), "--database-url", url): f"qmcredit: cannot listen on 127.0.0.1:{port}: address already in use; give another --port",
+            ("--host", "192.0.2.1", "--database-url", url): "qmcredit: cannot listen on 192.0.2.1:",
+            ("--port", "0", "--database-url", "nonsense"): "",
+            ("--port", str(port + 1 if port < 65535 else port - 1), "--database-url", "nonsense"): "qmcredit: --database-url: 'nonsense' is not a database URL",
+            ("--port", str(port + 1 if port < 65535 else port - 1), "--database-url", f"sqlite:///{tmp_path / 'no' / 'x.db'}"):
+                f"qmcredit: sqlite:///{tmp_path / 'no' / 'x.db'}: cannot be opened: unable to open database file",
+        }
+        for args, said in cases.items():
+            r = subprocess.run([exe, "serve", "--no-seed-examples", "--workers", "1", *args], capture_output=True, text=True, timeout=60)
+            assert r.returncode == 2, (args, r.stderr)
+            assert r.stderr.startswith(said) and (not said or r.stderr.count("\n") == 1), (args, r.stderr)
+    assert [p.name for p in tmp_path.iterdir()] == []  # no database set up

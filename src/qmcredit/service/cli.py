@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -31,7 +31,7 @@ def default_workers() -> int:
 
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8313,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8313,
     database_url: Annotated[str | None, typer.Option(
         help="SQLAlchemy database URL; default $QMCREDIT_DATABASE_URL, else a SQLite file under ./var/.")] = None,
     seed_examples: Annotated[bool, typer.Option(
@@ -48,9 +48,18 @@ def serve(
     from .db import Database
     from .seed import DEMO_PASSWORD, seed
 
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    _bindable(host, port)
     settings = Settings.from_env(database_url=database_url)
-    db = Database(settings.database_url)
-    app = create_app(settings, db)
+    try:
+        db = Database(settings.database_url)
+        app = create_app(settings, db)
+    except ArgumentError:
+        _refuse(f"--database-url: {settings.database_url!r} is not a database URL; e.g. sqlite:////srv/qmcredit/var/qmcredit.sqlite3 or "
+                "postgresql+psycopg://user@host/qmcredit")
+    except SQLAlchemyError as e:  # the server refused, the file cannot be made or is not a database
+        _refuse(f"{_shown(settings.database_url)}: cannot be opened: {str(getattr(e, 'orig', None) or e).splitlines()[0]}")
     address = f"http://{host}:{port}"
     typer.echo(f"qmcredit claims office: open {address}/ in a browser to sign in (the pages, docs/pages.md)")
     typer.echo(f"HTTP API: {address}/api/v1  (OpenAPI: {address}/openapi.json, docs: {address}/docs)")
@@ -109,9 +118,29 @@ def audit_verify(
     typer.echo(f"audit log intact: {count} events, each chained to the one before")
 
 
-def _refuse(message: str) -> None:
-    typer.echo(f"qmcredit audit: {message}", err=True)
+def _refuse(message: str) -> NoReturn:
+    """A database that cannot be used: one line, exit 2 (``serve``, ``audit verify``)."""
+    typer.echo(f"qmcredit: {message}", err=True)
     raise typer.Exit(2)
+
+
+def _bindable(host: str, port: int) -> None:
+    """``host``:``port`` refused (one line, exit 2) when the office could not listen there: a port
+    in use, an address not this machine's (uvicorn logged it and ended with 3, the code of an
+    internal error, after setting up the database)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        _refuse(f"--host {host!r}: not an address of this machine ({e.strerror})")
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a port left in TIME_WAIT is free
+        try:
+            s.bind(address)
+        except OSError as e:
+            _refuse(f"cannot listen on {host}:{port}: {e.strerror.lower()}; give another --port (or --host)")
 
 
 def _shown(url: str) -> str:
