@@ -238,3 +238,18 @@ def test_a_refused_option_is_named_as_what_it_is(tables, tmp_path):
     (tmp_path / "afile").write_text("mine")
     r = batch(tables["claims"], tables["payroll"], "--out", tmp_path / "afile")
     assert (r.returncode, r.stderr) == (2, f"error: {tmp_path / 'afile'}: --out is a file; give a folder for the outputs\n")
+
+
+@pytest.mark.parametrize("command", ["batch", "reform"])
+def test_options_out_of_range_are_usage_errors(tables, tmp_path, command):
+    """``--rows-per-partition 0`` ran for ever (the batch planned partitions of no rows),
+    ``--workers 0`` ran on local processes as if not given, and a ``--scheduler`` that is no
+    address or a ``--workdir`` that does not exist ended in an internal error (exit 3): each is
+    now refused at once, exit 2, naming the option."""
+    out = tmp_path / "out"
+    for args, said in ((["--rows-per-partition", "0"], "--rows-per-partition"), (["--workers", "0"], "--workers"),
+                       (["--workdir", str(tmp_path / "missing")], "--workdir"), (["--scheduler", "nonsense"], "--scheduler")):
+        r = subprocess.run([str(EXE), command, str(tables["claims"]), str(tables["payroll"]), "--out", str(out), *args],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and said in r.stderr and "internal error" not in r.stderr, (args, r.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -67,10 +67,10 @@ def reform(
     reforms: Annotated[list[Path], typer.Option("--reform", help="A reform file (TOML, docs/analysis.md); repeat for several. None: the baseline alone.")] = [],  # noqa: B006
     periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv), as for `qmcredit batch`.")] = None,
     jobs: Annotated[int, typer.Option(help="Local processes deciding partitions at once (default: the machine's cores), at most one per 2 million payroll rows.", min=1)] = os.cpu_count() or 1,
-    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.", min=1)] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address (workdir must be shared storage).")] = None,
     rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes: bounds memory.", min=1)] = 6_000_000,
-    workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
+    workdir: Annotated[Optional[Path], typer.Option(help="An existing folder for the partition files (default: inside --out); on a cluster, storage every worker sees.", file_okay=False, exists=True)] = None,
 ) -> None:
     """Decide the same claims under the baseline and under each reform, side by side: per claim,
     in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""

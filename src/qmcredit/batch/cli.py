@@ -69,10 +69,10 @@ def batch(
     periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv): claim_id and one row per privilege or reporting period.")] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Also write determinations.jsonl: each claim's full determination, as `qmcredit compute` gives it.")] = False,
     jobs: Annotated[int, typer.Option(help="Local processes deciding partitions at once (default: the machine's cores), at most one per 2 million payroll rows.", min=1)] = os.cpu_count() or 1,
-    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Decide partitions on a local Dask cluster of this many worker processes.", min=1)] = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address, e.g. tcp://10.0.0.5:8786 (workdir must be shared storage).")] = None,
-    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes (claim-hash partitions): bounds memory.")] = engine.DEFAULT_ROWS_PER_PARTITION,
-    workdir: Annotated[Optional[Path], typer.Option(help="Folder for the partition files (default: inside --out).")] = None,
+    rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes (claim-hash partitions): bounds memory.", min=1)] = engine.DEFAULT_ROWS_PER_PARTITION,
+    workdir: Annotated[Optional[Path], typer.Option(help="An existing folder for the partition files (default: inside --out); on a cluster, storage every worker sees.", file_okay=False, exists=True)] = None,
     payroll_columns: Annotated[Optional[str], typer.Option("--payroll-columns", help='The payroll table\'s columns, when not the payroll table\'s own names, e.g. claim_id="Client",employee_id="Emp #" (docs/payroll.md).')] = None,
     mapping: Annotated[Optional[Path], typer.Option("--mapping", help="A mapping file for the payroll table (qmcredit columns --save-mapping).")] = None,
 ) -> None:

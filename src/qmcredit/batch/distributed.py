@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from distributed import Client, LocalCluster, as_completed
 
+from ..problems import ClaimError, Problem
 from .engine import Mapper
 
 if TYPE_CHECKING:
@@ -38,7 +39,12 @@ def cluster(scheduler: str | None = None, workers: int | None = None, processes:
     """A client of the cluster at ``scheduler`` (``tcp://host:8786``), or of a local cluster of
     ``workers`` single-threaded workers that this call starts and stops."""
     if scheduler:
-        with Client(scheduler) as client:
+        try:
+            client = Client(scheduler)
+        except (ValueError, OSError) as e:  # no address, or nothing answering there (Dask waits 30 s)
+            raise ClaimError([Problem("--scheduler", f"{scheduler!r}: no Dask scheduler reached ({str(e).splitlines()[0]}); "
+                                                     "give its address, e.g. tcp://10.0.0.5:8786")]) from None
+        with client:
             yield client
         return
     with LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=processes,
