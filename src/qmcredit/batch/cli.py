@@ -145,17 +145,20 @@ def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None,
 
 
 def synth(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: claims, periods and payroll tables.")],
-    claims: Annotated[int, typer.Option(help="Number of claims (firms); about 250 payroll rows each on average.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Random seed: the same seed gives the same tables.")] = 1,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: claims, periods and payroll tables.", file_okay=False)],
+    claims: Annotated[int, typer.Option(help="Number of claims (firms); about 250 payroll rows each on average.", min=1)] = 1000,
+    seed: Annotated[int, typer.Option(help="Random seed: the same seed gives the same tables.", min=0)] = 1,
     kind: Annotated[str, typer.Option(help="Table format: parquet or csv.")] = "parquet",
-    invalid_share: Annotated[float, typer.Option(help="Share of claims drawn to carry bad header or payroll data.")] = 0.03,
+    invalid_share: Annotated[float, typer.Option(help="Share of claims drawn to carry bad header or payroll data, from 0 to 1.", min=0, max=1)] = 0.03,
 ) -> None:
     """Write a realistic synthetic claims table, periods table and payroll table."""
     if kind not in ("parquet", "csv"):
         raise typer.BadParameter("kind must be parquet or csv")
     from . import synth as synthetic  # here: a batch run does not need it
 
-    with _progress(claims, "synth") as advance:
-        paths = synthetic.write(out, claims, seed, kind=kind, invalid_share=invalid_share, on_chunk=lambda c, r: advance(r, c))
+    try:
+        with _progress(claims, "synth") as advance:
+            paths = synthetic.write(out, claims, seed, kind=kind, invalid_share=invalid_share, on_chunk=lambda c, r: advance(r, c))
+    except OSError as e:  # a folder that cannot be made or written
+        refuse(ClaimError([Problem(str(out), f"cannot be written: {e.strerror or e}")]), 2)
     typer.echo(json.dumps({k: str(v) for k, v in paths.items()}, indent=2))
