@@ -333,3 +333,28 @@ def test_cli_columns_shows_what_was_found_when_a_field_is_missing(tmp_path):
     assert "missing column(s) hours" in r.stdout and 'map one with --columns hours="Header"' in r.stdout
     r = subprocess.run([str(exe), "columns", "t.csv", "--columns", "hours=Qty"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0 and "1 row(s) read, no problems" in r.stdout and "format MM/YYYY" in r.stdout
+
+
+def test_columns_refuses_a_mapping_file_it_cannot_write_and_names_a_folder_given_as_table(tmp_path):
+    """``qmcredit columns TABLE --save-mapping FILE``: a FILE that is a folder, in a missing folder,
+    or of another kind than .toml/.json is refused before the table is read (exit 2; a folder or a
+    missing one ended in an internal error, and m.yaml was written as JSON under that name); a
+    folder or a device given as TABLE is said to be one (it was "not found")."""
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).parent / "qmcredit")
+    name = "01-expansion-cap-carryforward"
+    write_csv(tmp_path / "export.csv", export_rows(load_doc(EXAMPLES / f"{name}.claim.json")))
+    for target, said in ((tmp_path, "must end in .toml or .json"), (tmp_path / "m.yaml", "must end in .toml or .json"),
+                         (tmp_path / "missing" / "m.toml", "does not exist"), (tmp_path / "dir.toml", "is a folder")):
+        if target.name == "dir.toml":
+            target.mkdir()
+        r = subprocess.run([exe, "columns", str(tmp_path / "export.csv"), "--save-mapping", str(target)], capture_output=True, text=True, timeout=60)
+        assert (r.returncode, r.stdout) == (2, "") and r.stderr.startswith("qmcredit columns: --save-mapping: ") and said in r.stderr, r.stderr
+    r = subprocess.run([exe, "columns", str(tmp_path / "export.csv"), "--save-mapping", str(tmp_path / "m.toml")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and load(tmp_path / "m.toml").columns["employee_id"] == ["Employee ID"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.toml", "export.csv", "m.toml"]
+    for table, said in ((tmp_path, "is a folder, not a table"), (Path("/dev/null"), "is not a regular file")):
+        r = subprocess.run([exe, "columns", str(table)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and said in r.stderr, r.stderr

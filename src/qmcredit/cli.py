@@ -368,6 +368,13 @@ def columns(
     from .imports.table import Unmapped
 
     given = mapping_from(columns, mapping, sheet, date_format)
+    if save_mapping is not None:  # before the table is read: where it goes can be wrong too
+        why = (f"{str(save_mapping)!r} must end in .toml or .json (the file's kind)" if save_mapping.suffix.lower() not in (".toml", ".json")
+               else f"{str(save_mapping)!r} is a folder; give the file to write" if save_mapping.is_dir()
+               else f"the folder {str(save_mapping.parent)!r} does not exist" if not save_mapping.parent.is_dir() else None)
+        if why is not None:
+            _say(f"qmcredit columns: --save-mapping: {why}")
+            raise typer.Exit(EXIT_USAGE)
     try:
         read = import_payroll(table, mapping=given)
         problems = grouped(read.problems)
@@ -379,7 +386,11 @@ def columns(
     print(f"{table}:")
     print("\n".join(lines(read, problems, rows)))
     if save_mapping is not None:
-        save(chosen_mapping(read, given), save_mapping)
+        try:
+            save(chosen_mapping(read, given), save_mapping)
+        except OSError as e:
+            _say(f"qmcredit columns: --save-mapping: {str(save_mapping)!r} cannot be written: {e.strerror}")
+            raise typer.Exit(EXIT_USAGE) from None
         print(f"saved the mapping to {save_mapping}; reuse it with --mapping {save_mapping}")
     if problems:
         raise typer.Exit(EXIT_INVALID)

@@ -79,8 +79,13 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
         name = path.name
         kind = kind or TABLE_KINDS.get(path.suffix.lower())
         if not path.is_file():
-            raise ClaimError([Problem("payroll", f"table {str(path)!r} not found")])
-        data = path.read_bytes()
+            why = ("is a folder, not a table; give the payroll file in it" if path.is_dir() else
+                   "is not a regular file; give a payroll table (.csv, .xlsx, .parquet)" if path.exists() else "not found")
+            raise ClaimError([Problem("payroll", f"table {str(path)!r} {why}")])
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise ClaimError([Problem("payroll", f"table {str(path)!r} cannot be read: {e.strerror}")]) from None
     if kind not in ("csv", "parquet", "xlsx"):
         raise ClaimError([Problem("payroll", f"{name!r}: unknown table kind; use a .csv (or .tsv, .txt), .parquet or .xlsx file")])
     mapping = mapping or Mapping()

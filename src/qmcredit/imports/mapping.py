@@ -198,8 +198,12 @@ def dumps(m: Mapping, toml: bool) -> str:
 
 
 def save(m: Mapping, path: str | Path) -> None:
+    """Write the mapping file ``path`` whole (``files.written_whole``), TOML or JSON by its suffix."""
+    from ..files import written_whole
+
     p = Path(path)
-    p.write_text(dumps(m, p.suffix.lower() == ".toml"))
+    with written_whole(p) as tmp:
+        tmp.write_text(dumps(m, p.suffix.lower() == ".toml"))
 
 
 def parse_columns(text: str) -> Mapping:
