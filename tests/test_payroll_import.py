@@ -358,3 +358,13 @@ def test_columns_refuses_a_mapping_file_it_cannot_write_and_names_a_folder_given
     for table, said in ((tmp_path, "is a folder, not a table"), (Path("/dev/null"), "is not a regular file")):
         r = subprocess.run([exe, "columns", str(table)], capture_output=True, text=True, timeout=60)
         assert r.returncode == 1 and said in r.stderr, r.stderr
+
+
+def test_a_missing_roster_is_named_as_the_roster(tmp_path):
+    """``--roster`` naming no file: the problem is the roster's (it was reported as the payroll's)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([str(Path(sys.executable).parent / "qmcredit"), "compute", "--json", "--roster", str(tmp_path / "people.csv"),
+                        str(EXAMPLES / "01-expansion-cap-carryforward.claim.json")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and f"roster: table '{tmp_path / 'people.csv'}' not found" in r.stderr, r.stderr

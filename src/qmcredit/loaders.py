@@ -74,20 +74,21 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
     employees (only an employee id is required)."""
     from .imports.table import Imported, import_table
 
+    what = "roster" if roster else "payroll"  # the option or field that named the table
     if isinstance(data, (str, Path)):
         path = Path(data)
         name = path.name
         kind = kind or TABLE_KINDS.get(path.suffix.lower())
         if not path.is_file():
-            why = ("is a folder, not a table; give the payroll file in it" if path.is_dir() else
+            why = (f"is a folder, not a table; give the {what} file in it" if path.is_dir() else
                    "is not a regular file; give a payroll table (.csv, .xlsx, .parquet)" if path.exists() else "not found")
-            raise ClaimError([Problem("payroll", f"table {str(path)!r} {why}")])
+            raise ClaimError([Problem(what, f"table {str(path)!r} {why}")])
         try:
             data = path.read_bytes()
         except OSError as e:
-            raise ClaimError([Problem("payroll", f"table {str(path)!r} cannot be read: {e.strerror}")]) from None
+            raise ClaimError([Problem(what, f"table {str(path)!r} cannot be read: {e.strerror}")]) from None
     if kind not in ("csv", "parquet", "xlsx"):
-        raise ClaimError([Problem("payroll", f"{name!r}: unknown table kind; use a .csv (or .tsv, .txt), .parquet or .xlsx file")])
+        raise ClaimError([Problem(what, f"{name!r}: unknown table kind; use a .csv (or .tsv, .txt), .parquet or .xlsx file")])
     mapping = mapping or Mapping()
     try:
         df = None if mapping.columns or roster else _direct(data, kind, name)
