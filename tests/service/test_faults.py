@@ -46,7 +46,7 @@ def test_other_malformed_requests(office):
     assert r.status_code == 422 and r.json()["problems"][0]["location"] == "form.other"
     r = office.client.post("/api/v1/claims", files={"payroll": ("p.csv", b"a,b")}, headers=office.auth("preparer"))
     assert r.status_code == 422 and r.json()["problems"][0]["location"] == "form.claim"
-    r = office.client.post("/api/v1/claims", data={"claim": example("01").decode()}, files={"payroll": ("p.txt", b"a,b")},
+    r = office.client.post("/api/v1/claims", data={"claim": example("01").decode()}, files={"payroll": ("p.pdf", b"a,b")},
                            headers=office.auth("preparer"))
     assert r.status_code == 422 and r.json()["problems"][0]["location"] == "payroll"
     r = office.client.post("/api/v1/session", json={"username": "x"})
