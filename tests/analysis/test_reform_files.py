@@ -99,6 +99,8 @@ def test_a_bad_reform_file_is_reported_change_by_change(data, tmp_path):
     assert "Traceback" not in done.stderr
     for where in ("change[0].parameter", "change[1].cite", "change[1].value", "change[2].value"):
         assert where in done.stderr, (where, done.stderr)
+    # a problem a line, the file named once (it was named twice: as the error's source and in its location)
+    assert all(line.startswith(f"error: {bad}: change[") and line.count(str(bad)) == 1 for line in done.stderr.splitlines()), done.stderr
     assert not (tmp_path / "out").exists()
 
 

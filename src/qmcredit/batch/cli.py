@@ -25,7 +25,8 @@ def refuse(e: ClaimError, code: int) -> NoReturn:
     (where a table, a row, an option or ``--out``: not "the claim", as a claim file's are), as
     written (never cut to a width, a path's brackets never read as markup), and exit ``code``."""
     for p in e.problems:
-        typer.echo(f"error: {e.source + ': ' if e.source else ''}{p}", err=True)
+        where = f"{e.source}: " if e.source and not p.location.startswith(e.source) else ""  # a file named once
+        typer.echo(f"error: {where}{p}", err=True)
     raise typer.Exit(code) from None
 
 
