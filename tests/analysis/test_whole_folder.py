@@ -94,3 +94,27 @@ def test_a_table_without_periods_gives_every_table_its_columns(data, tmp_path):
     assert fy.height == 0 and fy.columns == ["scenario", "fiscal_year", "allowed", "applied", "refunded", "forfeited", "carried_forward", "cost"]
     totals = pl.read_parquet(out / "totals.parquet")
     assert totals.get_column("cost").to_list() == ["0.00", "0.00"] and (out / "report.html").stat().st_size > 0
+
+
+def test_cost_refuses_a_claims_table_the_batch_did_not_decide(data, tmp_path):
+    """``qmcredit cost RESULTS --claims TABLE``: the claims table gives each claim its tax, so it
+    must be the batch's. Another table (another synthetic set), one lacking claims, or none at all
+    is refused naming --claims and the table the batch read (manifest.json); before, the claims it
+    lacked went untaxed and the rest took its taxes, exit 0, or a missing file was an internal
+    error."""
+    other = tmp_path / "other"
+    qmcredit("synth", "--out", str(other), "--claims", "40", "--seed", "9")
+    fewer = tmp_path / "fewer.parquet"
+    pl.read_parquet(data / "in/claims.parquet").head(-1).write_parquet(fewer)
+    batch_read = str((data / "in/claims.parquet").resolve())
+    for table, said in ((other / "claims.parquet", "is not the claims table the batch decided"),
+                        (tmp_path / "missing.parquet", "no such file"), (fewer, "is not the claims table the batch decided")):
+        done = subprocess.run([str(EXE), "cost", str(data / "batch"), "--claims", str(table), "--out", str(tmp_path / "out")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and done.stderr.startswith(f"error: --claims: {table}") and said in done.stderr, done.stderr
+        assert batch_read in done.stderr and not (tmp_path / "out").exists()
+    batch = tmp_path / "batch"  # a results folder without its manifest (moved, or an older run): the claims are still checked
+    shutil.copytree(data / "batch", batch)
+    (batch / "manifest.json").unlink()
+    done = subprocess.run([str(EXE), "cost", str(batch), "--claims", str(fewer), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "1 of the batch's claims is not in it" in done.stderr, done.stderr

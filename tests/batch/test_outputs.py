@@ -253,3 +253,23 @@ def test_options_out_of_range_are_usage_errors(tables, tmp_path, command):
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and said in r.stderr and "internal error" not in r.stderr, (args, r.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_read_through_a_mapping_decides_as_the_table_and_the_manifest_names_it(tmp_path):
+    """``qmcredit batch CLAIMS EXPORT --mapping FILE``: a payroll export (its own headers,
+    semicolons) decides as the payroll table it holds, and the manifest names the export and the
+    mapping file, not the scratch table made of them (it named that, removed when the run ended)."""
+    tables = synth.write(tmp_path / "tables", 200, 3, kind="parquet", invalid_share=0)  # an export's bad row refuses the whole run
+    rows = pl.read_parquet(tables["payroll"]).rename({"claim_id": "Client", "employee_id": "Emp #", "month": "Month", "hours": "Hours Worked"})
+    export = tmp_path / "export.csv"
+    rows.write_csv(export, separator=";")
+    mapping = tmp_path / "payroll-mapping.toml"
+    mapping.write_text('[columns]\nclaim_id = "Client"\nemployee_id = "Emp #"\nmonth = "Month"\nhours = "Hours Worked"\n')
+    plain, mapped = tmp_path / "plain", tmp_path / "mapped"
+    assert batch(tables["claims"], tables["payroll"], "--periods", tables["periods"], "--out", plain, "--jobs", "1").returncode == 0
+    r = batch(tables["claims"], export, "--periods", tables["periods"], "--out", mapped, "--jobs", "1", "--mapping", mapping)
+    assert r.returncode == 0, r.stderr
+    assert pl.read_parquet(mapped / "claims.parquet").equals(pl.read_parquet(plain / "claims.parquet"))
+    inputs = _manifest_holds(mapped)["inputs"]
+    assert inputs["payroll"]["path"] == str(export.resolve()) and inputs["mapping"]["path"] == str(mapping.resolve())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.csv", "mapped", "payroll-mapping.toml", "plain", "tables"]  # no scratch table left

@@ -375,8 +375,29 @@ def taxes_of(claims_table: pl.DataFrame) -> pl.DataFrame:
 
 
 def read_results(results: Path, claims_table: Path) -> Costs:
-    """The ``Costs`` of every claim of a batch's ``results`` folder and its claims table."""
-    from ..batch.tables import read_tables
+    """The ``Costs`` of every claim of a batch's ``results`` folder and its claims table, which
+    must be the table the batch decided: each of the batch's claims in it, and (when the batch's
+    ``manifest.json`` says) as many bytes as the batch read. Another table gave each claim it
+    lacked no tax, and each claim whose tax it wrote otherwise another, without a word."""
+    import json
 
+    from ..batch.tables import read_tables
+    from ..problems import ClaimError, Problem
+
+    read = (json.loads((results / "manifest.json").read_text()).get("inputs", {}).get("claims")
+            if (results / "manifest.json").is_file() else None)
+    hint = f"; the batch read {read['path']} ({read['bytes']:,} bytes)" if read else ""
+    if not claims_table.is_file():
+        raise ClaimError([Problem("--claims", f"{claims_table}: no such file; give the claims table the batch decided{hint}")])
+    if read and claims_table.stat().st_size != read["bytes"]:
+        raise ClaimError([Problem("--claims", f"{claims_table} ({claims_table.stat().st_size:,} bytes) is not the claims table the batch "
+                                              f"decided{hint}: give that table, or run the batch again on this one")])
     table, _ = read_tables(claims_table, None)
-    return read_claims(pl.read_parquet(results / "claims.parquet"), pl.read_parquet(results / "ledger.parquet"), taxes_of(table))
+    decided = pl.read_parquet(results / "claims.parquet")
+    taxes = taxes_of(table)
+    missing = decided.filter(pl.col("claim_id").is_not_null()).join(taxes, on="claim_id", how="anti").get_column("claim_id")
+    if missing.len():
+        raise ClaimError([Problem("--claims", f"{claims_table}: {missing.len():,} of the batch's claims {'is' if missing.len() == 1 else 'are'} not in it "
+                                              f"({', '.join(missing.head(3).to_list())}{', ...' if missing.len() > 3 else ''}); "
+                                              f"give the claims table the batch decided{hint}")])
+    return read_claims(decided, pl.read_parquet(results / "ledger.parquet"), taxes)

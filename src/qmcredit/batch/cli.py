@@ -82,6 +82,8 @@ def batch(
     try:
         table = _canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
         mapped = table if table != payroll else None
+        # the manifest names the export read and its mapping, not the scratch table made of them
+        read_from = {"payroll": payroll, "mapping": mapping} if mapped is not None else None
         payroll = table
         with _progress(None, "claims") as advance:
             if workers or scheduler:
@@ -90,10 +92,11 @@ def batch(
                 with cluster(scheduler, workers) as client:
                     n = len(client.scheduler_info()["workers"])
                     summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                         min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance, on_start=advance.start)
+                                         min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance, on_start=advance.start,
+                                         read_from=read_from)
             else:
                 summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                     jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start)
+                                     jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start, read_from=read_from)
     except UnreadableTable as e:  # bad input data: exit 1, as an invalid claim
         refuse(e, 1)
     except ClaimError as e:

@@ -277,9 +277,11 @@ def run(
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper | None = None,
     jobs: int = 1, rows_per_process: int = ROWS_PER_PROCESS, workdir: Path | None = None,
     on_progress: Callable[[int, int], None] | None = None, on_start: Callable[[int], None] | None = None,
+    read_from: dict[str, Path] | None = None,
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
-    ``out``. ``mapper`` runs ``decide_partition`` over the partitions (on Dask, say); without
+    ``out``. ``read_from``: inputs the manifest names instead of the tables given (the export a
+    payroll table was read from, the mapping it was read with). ``mapper`` runs ``decide_partition`` over the partitions (on Dask, say); without
     one, they run here (``jobs`` = 1) or on up to ``jobs`` local processes, one per
     ``rows_per_process`` payroll rows, which then share ``rows_per_partition`` (the rows in
     memory at once). ``on_start(claims)`` is told the number
@@ -294,7 +296,7 @@ def run(
             with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
                 summary = _run(claims, payroll, fresh, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
                                workdir, on_progress, on_start, started)
-            outputs.write_manifest(fresh, {"claims": claims, "payroll": payroll, "periods": periods},
+            outputs.write_manifest(fresh, {"claims": claims, "payroll": payroll, "periods": periods} | (read_from or {}),
                                    {"jsonl": jsonl, "rows_per_partition": rows_per_partition})
         return summary
     except (pl.exceptions.PolarsError, OSError, ValueError) as e:  # the fresh folder is gone by now (``whole_folder``)
