@@ -45,21 +45,19 @@ def serve(
     import uvicorn
 
     from .app import collector_past_start_up, create_app
+    from sqlalchemy.exc import SQLAlchemyError
+
     from .db import Database
     from .seed import DEMO_PASSWORD, seed
 
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-
     _bindable(host, port)
     settings = Settings.from_env(database_url=database_url)
+    _url(settings.database_url)
     try:
         db = Database(settings.database_url)
         app = create_app(settings, db)
-    except ArgumentError:
-        _refuse(f"--database-url: {settings.database_url!r} is not a database URL; e.g. sqlite:////srv/qmcredit/var/qmcredit.sqlite3 or "
-                "postgresql+psycopg://user@host/qmcredit")
     except SQLAlchemyError as e:  # the server refused, the file cannot be made or is not a database
-        _refuse(f"{_shown(settings.database_url)}: cannot be opened: {str(getattr(e, 'orig', None) or e).splitlines()[0]}")
+        _refuse(f"{_shown(settings.database_url)}: cannot be opened: {_first_line(e)}")
     address = f"http://{host}:{port}"
     typer.echo(f"qmcredit claims office: open {address}/ in a browser to sign in (the pages, docs/pages.md)")
     typer.echo(f"HTTP API: {address}/api/v1  (OpenAPI: {address}/openapi.json, docs: {address}/docs)")
@@ -109,7 +107,7 @@ def audit_verify(
         with db.read() as session:
             count, broken = verify(session)
     except SQLAlchemyError as e:  # the server refused, the file is not a database
-        _refuse(f"{_shown(url)}: cannot be read: {str(getattr(e, 'orig', None) or e).splitlines()[0]}")
+        _refuse(f"{_shown(url)}: cannot be read: {_first_line(e)}")
     finally:
         db.dispose()
     if broken is not None:
@@ -143,11 +141,26 @@ def _bindable(host: str, port: int) -> None:
             _refuse(f"cannot listen on {host}:{port}: {e.strerror.lower()}; give another --port (or --host)")
 
 
+def _url(url: str):
+    """``url`` parsed (SQLAlchemy's ``URL``), refused (one line, exit 2) when it is no database URL."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url)
+    except ArgumentError:
+        _refuse(f"--database-url: {url!r} is not a database URL; e.g. sqlite:////srv/qmcredit/var/qmcredit.sqlite3 or "
+                "postgresql+psycopg://user@host/qmcredit")
+
+
 def _shown(url: str) -> str:
     """The database URL as it may be shown: its password hidden."""
-    from sqlalchemy.engine import make_url
+    return _url(url).render_as_string(hide_password=True)
 
-    return make_url(url).render_as_string(hide_password=True)
+
+def _first_line(e: Exception) -> str:
+    """What the database's driver said (SQLAlchemy wraps it with SQL and a link), its first line."""
+    return str(getattr(e, "orig", None) or e).splitlines()[0]
 
 
 def _existing_database(given: str | None) -> str:
@@ -157,15 +170,8 @@ def _existing_database(given: str | None) -> str:
     missing table reported as an internal error)."""
     from pathlib import Path
 
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
     url = given or os.environ.get("QMCREDIT_DATABASE_URL") or f"sqlite:///{(Path('var') / 'qmcredit.sqlite3').resolve()}"
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        _refuse(f"--database-url: {url!r} is not a database URL; e.g. sqlite:////srv/qmcredit/var/qmcredit.sqlite3 or "
-                "postgresql+psycopg://user@host/qmcredit")
+    parsed = _url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") and not Path(parsed.database).is_file():
         _refuse(f"no claims office database at {parsed.database}; give the office's --database-url (or set QMCREDIT_DATABASE_URL)")
     return url
