@@ -273,3 +273,25 @@ def test_an_export_read_through_a_mapping_decides_as_the_table_and_the_manifest_
     inputs = _manifest_holds(mapped)["inputs"]
     assert inputs["payroll"]["path"] == str(export.resolve()) and inputs["mapping"]["path"] == str(mapping.resolve())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.csv", "mapped", "payroll-mapping.toml", "plain", "tables"]  # no scratch table left
+
+
+def test_a_swap_that_fails_puts_the_former_run_back(tmp_path, monkeypatch):
+    """The second rename of ``swap_in`` failing (a full or read-only disk): the former run is put
+    back in place as it was, nothing left beside it, and the error raised."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("former")
+    fresh = outputs.fresh_folder(out)
+    (fresh / "summary.json").write_text("new")
+    real = os.replace
+
+    def replace(a, b):
+        if Path(a) == fresh:
+            raise OSError(28, "No space left on device")
+        real(a, b)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError):
+        outputs.swap_in(fresh, out)
+    assert (out / "summary.json").read_text() == "former"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", fresh.name])  # the fresh folder is whole_folder's to remove

@@ -174,15 +174,21 @@ def swap_in(fresh: Path, out: Path) -> None:
     renames, with Ctrl-C and SIGTERM held between them), the former run's folder then removed:
     ``out`` holds one finished run or none."""
     out = out.resolve()
-    old = None
+    old, swapped = None, False
     try:
         with _signals_held():
             if out.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
                 os.replace(out, old / out.name)
-            os.replace(fresh, out)
-    finally:  # also when a signal held is raised again once the new run is in place
-        if old is not None:
+            try:
+                os.replace(fresh, out)
+            except BaseException:
+                if old is not None:  # the former run back in place
+                    os.replace(old / out.name, out)
+                raise
+            swapped = True
+    finally:  # the former run's folder, once replaced (also when a signal held is raised again), or the empty one
+        if old is not None and (swapped or not (old / out.name).exists()):
             shutil.rmtree(old, ignore_errors=True)
 
 
