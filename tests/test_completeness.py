@@ -42,3 +42,26 @@ def test_hours_after_as_of_are_refused():
     with pytest.raises(ClaimError) as e:
         qmcredit.claim_from_dict(doc)
     assert "after as_of" in e.value.problems[0].message or "not over by as_of" in e.value.problems[0].message
+
+
+def test_form_313_line_9_carries_what_is_decided_into_a_pending_period(tmp_path):
+    """L4 and Form 313 line 9, through ``qmcredit form313 --format csv``: prepared as of 2005-06-30,
+    the 2006 return's figures are pending, but the credit carried into it (2005's closing balance,
+    decided) is 6964.29; it was printed 0.00. The 2007 return's carryover depends on 2006's, pending."""
+    import csv
+    import io
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "claim.json"
+    path.write_text(json.dumps(example_cut("2005-06-30", "2005-06")))
+    lines = {}
+    for year in ("2005", "2006", "2007"):
+        r = subprocess.run([str(Path(sys.executable).parent / "qmcredit"), "form313", str(path), "--period", year, "--format", "csv"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        lines[year] = {(row["part"], row["line"]): row["value"] for row in csv.DictReader(io.StringIO(r.stdout))}
+    assert [lines[y][("III", "9")] for y in lines] == ["0.00", "6964.29", "pending"]
+    assert [lines[y][("III", "10")] for y in lines] == ["16964.29", "pending", "pending"]

@@ -39,6 +39,19 @@ def line_16(claim: Claim, index: int, others: int = 0) -> list[dict]:
     return out
 
 
+def _carried_in(lines, index: int) -> int | None:
+    """Line 9, L4: the credit carried into period ``index`` from the periods before it, in cents:
+    its own opening balances, or, while its own figures are pending (as_of), the closing balances
+    of the period before, when that one is decided (they were shown as 0.00); None when not known."""
+    line = lines[index]
+    if not line.pending:
+        return sum(o.opening for o in line.origins)
+    if index == 0:
+        return 0
+    before = lines[index - 1]
+    return None if before.pending else sum(o.closing for o in before.origins)
+
+
 def form313(claim: Claim, det: Determination, of: Determination | None = None) -> list[dict]:
     """One dict per period of the claim, with the figures of Form 313 Parts I-V. ``of``: the
     several-location return ``det`` (a location's) belongs to, whose other locations' credit
@@ -82,6 +95,7 @@ def form313(claim: Claim, det: Determination, of: Determination | None = None) -
             "year_two": {"new_positions": part2["new_positions_year_two"], "amount_per_position": money(a2), "credit": cash(det.credit["year_two"])},
             "allowed_this_period": None if line.pending else c(line.allowed),
             "allows": list(line.allows),
+            "carryover": c(_carried_in(ledger.lines, index)),
         }
         part4 = {
             "tax_liability": c(r.liability),

@@ -262,7 +262,7 @@ def part_three(f: dict, windows: dict) -> Part:
     the carryover from prior tax years (Part V), line 10 the credit available this period (L1, L4)."""
     iii = f["part_iii"]
     y1, y2 = iii["year_one"], iii["year_two"]
-    carry = _total(*(o["opening"] for o in f["part_v"]))
+    carry = shown(iii["carryover"])
 
     def when(o):
         w = windows[o]
@@ -275,7 +275,7 @@ def part_three(f: dict, windows: dict) -> Part:
                       f"{shown(y2['new_positions'])} x ${y2['amount_per_position']}", shown(y2["credit"])),
         FormLine("9", "Carryover of the credit from prior tax years (Part V)", carry),
         FormLine("10", "Total credit available for this tax period: the credit of line 7 or 8 allowed for this period, plus line 9",
-                 "pending" if iii["allowed_this_period"] is None else _total(iii["allowed_this_period"], carry)),
+                 "pending" if iii["allowed_this_period"] is None else _total(iii["allowed_this_period"], iii["carryover"])),
     ))
 
 
