@@ -56,3 +56,14 @@ def test_months_unknown_are_pending_not_warned(tmp_path):
     doc["as_of"] = "2003-01-31"  # before the base year: every month of the windows unknown
     d = json.loads(_compute(doc, tmp_path, "--json").stdout)
     assert d["pending"] is not None and d["warnings"] == []
+
+
+def test_a_location_without_hours_in_its_windows_is_named(tmp_path):
+    """L6: in a several-location return, the warning names the location whose payroll has no hours
+    in the windows (the others' figures stand)."""
+    doc = load_doc(Path(__file__).resolve().parents[1] / "examples" / "07-two-locations-shared-room.claim.json")
+    second = doc["locations"][1]
+    second["employees"] = []
+    d = json.loads(_compute(doc, tmp_path, "--json").stdout)
+    assert d["warnings"] == [f"location {second['id']}: " + WARNING.format("2009-06-01", "2012-05-31")]
+    assert d["credit"]["year_one"] != "0.00"
