@@ -10,11 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def umask() -> int:
+    """This process's umask (read by setting it, and setting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def new_file_mode() -> int:
     """The permissions ``open`` gives a new file here (0666 less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+    return 0o666 & ~umask()
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..batch.outputs import write_parquet
+from ..batch.outputs import ours_of, write_parquet
 
 #: The tables an analysis writes: ``cost``'s, and with reforms ``changes``.
 TABLES = ("totals", "by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year", "claims", "changes")
@@ -23,11 +23,8 @@ TABLES = ("totals", "by_fiscal_year", "by_tax", "by_firm_size", "by_credit_year"
 #: reforms each scenario's folder; ``--out`` may hold these (a former run) and nothing else, since a
 #: run replaces it whole (``batch.outputs.whole_folder``).
 FILES = frozenset({*(f"{t}.{ext}" for t in TABLES for ext in ("parquet", "csv")), "analysis.xlsx", "report.html", "scenarios"})
-
-
-def ours(name: str) -> bool:
-    """A file an analysis writes (``FILES``), its half-written ``.NAME.tmp``, or a run's scratch folder."""
-    return name in FILES or name.startswith(".qmcredit-reform-") or (name.startswith(".") and name.endswith(".tmp") and name[1:-4] in FILES)
+#: What an analysis may have left in ``--out``: ``FILES``, a half-written one, a reform's scratch folder.
+ours = ours_of(FILES, ".qmcredit-reform-")
 
 
 #: Text columns that are not numbers, kept as text in the workbook.

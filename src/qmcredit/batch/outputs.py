@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ..files import umask
 from ..problems import ClaimError, Problem
 
 #: the files a run writes; ``--out`` may hold these (a former run) and nothing else
@@ -101,9 +102,15 @@ def remove_stale(folder: Path, prefix: str) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def _ours(name: str) -> bool:
-    """A file a run writes, its half-written ``.NAME.tmp``, or a run's scratch folder."""
-    return name in FILES or name.startswith(".qmcredit-batch-") or (name.startswith(".") and name.endswith(".tmp") and name[1:-4] in FILES)
+def ours_of(files: frozenset[str], scratch: str) -> Callable[[str], bool]:
+    """Which names a run may have left in its ``--out`` (``fresh_folder``): one of ``files``, one's
+    half-written ``.NAME.tmp``, or a run's scratch folder (named ``scratch``PID-...)."""
+    def ours(name: str) -> bool:
+        return name in files or name.startswith(scratch) or (name.startswith(".") and name.endswith(".tmp") and name[1:-4] in files)
+    return ours
+
+
+_ours = ours_of(FILES, ".qmcredit-batch-")
 
 
 def fresh_folder(out: Path, ours: Callable[[str], bool] = _ours) -> Path:
@@ -126,9 +133,7 @@ def fresh_folder(out: Path, ours: Callable[[str], bool] = _ours) -> Path:
     remove_stale(out.parent, f".{out.name}.new-")
     remove_stale(out.parent, f".{out.name}.old-")
     fresh = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    fresh.chmod(0o777 & ~umask)  # a folder as mkdir makes it (mkdtemp's is private)
+    fresh.chmod(0o777 & ~umask())  # a folder as mkdir makes it (mkdtemp's is private)
     return fresh
 
 
