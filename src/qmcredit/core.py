@@ -448,8 +448,7 @@ def _missing_year_one_period(prep: Prepared, f: Figures, pending: dict | None, u
 _NO_SUMS = (0, 0)  # P5: a month without hours recorded: no full-time positions, no equivalent hours
 #: A location whose payroll records no hours in any month of its windows (W1-W3): every average
 #: is zero, which a date written wrong (operations_began, the payroll's months) also gives.
-_NO_HOURS_HEAD = "no hours are recorded in any month"
-_NO_HOURS_IN_WINDOWS = (_NO_HOURS_HEAD + " from {start} to {end} (the base year and credit years one and two, W1-W3): "
+_NO_HOURS_IN_WINDOWS = ("no hours are recorded in any month from {start} to {end} (the base year and credit years one and two, W1-W3): "
                         "every average, new position and credit is zero; check the payroll's months and operations_began")
 
 
@@ -685,8 +684,9 @@ def present_return(
     shares = [[(d.claim_id, f.lines[i]) for d, f in zip(dets, figs)] for i in range(len(total))]
     _trace_rooms(note, first)
     _trace_lines(note, first, ledger, None, shares)
-    # a warning of one location's own payroll names the location; those of the return's periods are the return's
-    warnings = sorted({f"location {d.claim_id}: {m}" if m.startswith(_NO_HOURS_HEAD) else m for d in dets for m in d.warnings})
+    # the return's warnings (its parameters', its header's) as they are; a location's own (its payroll's) naming it
+    shared = [{*p.constants.warnings, *p.notes} for p in preps]
+    warnings = sorted({m if m in common else f"location {d.claim_id}: {m}" for d, common in zip(dets, shared) for m in d.warnings})
     _trace_totals(note, ledger, len(first.period_dates), warnings)
     pending = None
     if any(d.pending for d in dets) or undecided:
