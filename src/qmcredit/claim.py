@@ -19,6 +19,7 @@ import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .law import limits
+from .payroll import THOUSANDS  # the number-reading rule: money's commas as hours'
 from .law.options import Options, strict_flag
 from .law.returns import period_length_problem
 from .problems import Problem
@@ -37,10 +38,6 @@ _PLAIN_MONEY = re.compile(r"^\d{1,%d}(\.\d{0,2})?$" % MONEY_DIGITS)  # "1234.56"
 #: cents), a pattern polars can run on a column: the batch's plain money (``batch.header_columns``)
 PLAIN_MONEY = re.compile(r"^[0-9]{1,%d}\.[0-9]{2}$" % MONEY_DIGITS)
 _CENT = Decimal("0.01")
-#: The number-reading rule (docs/format.md): the point is the decimal point; a comma is read only as
-#: a thousands separator, in groups of exactly three digits before any point ("1,234.5"). Any
-#: other comma ("1,60", "1.234,5", "1,2345") could be read two ways and is refused with both.
-THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 
 
 def readings(text: str) -> tuple[str, str]:

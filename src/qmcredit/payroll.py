@@ -95,21 +95,22 @@ def _month_stages() -> list[list[pl.Expr]]:
 #: decimal point; a comma is read only as a thousands separator, in groups of exactly three digits
 #: before any point ("1,234.5"). Any other comma ("1,60", "1.234,5", "1,2345") could be read two
 #: ways: refused, naming both readings. Every table's hours are read so: by month here, by pay
-#: period (``imports.periods``), summed over several columns (``imports.table``).
-_THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$"
+#: period (``imports.periods``), summed over several columns (``imports.table``); and a claim's
+#: money (``claim``).
+THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)$"
 
 
 def hours_text(hours: pl.Expr) -> pl.Expr:
     """Hours as text, trimmed, thousands separators removed (a comma otherwise stays, refused)."""
     t = hours.cast(pl.Utf8).str.strip_chars()
-    return pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "", literal=True)).otherwise(t)
+    return pl.when(t.str.contains(THOUSANDS.pattern)).then(t.str.replace_all(",", "", literal=True)).otherwise(t)
 
 
 def hours_text_of(value: str) -> str:
     """``hours_text`` of one value (a cell of hours summed over several columns)."""
     t = value.strip()
-    return t.replace(",", "") if re.match(_THOUSANDS, t) else t
+    return t.replace(",", "") if THOUSANDS.match(t) else t
 
 
 def ambiguous_hours(hours: pl.Expr, example: str) -> pl.Expr:
