@@ -1,8 +1,9 @@
 """The command line: a thin shell that loads claims, calls ``decide`` and presents.
 
-Exit codes: 0 done; 1 a claim is invalid or a figure unknown (the reason on stderr, one line per
-problem); 2 the command line itself is wrong; 3 an unexpected internal error (reported on one line);
-130 stopped by Ctrl-C, 143 by SIGTERM. Output whose reader has gone (``| head``) ends the command quietly, with 0.
+Exit codes: 0 done; 1 a claim is invalid (the reason on stderr, one line per problem); 2 the
+command line itself is wrong (a figure ``explain`` does not know among them); 3 an unexpected
+internal error (reported on one line); 130 stopped by Ctrl-C, 143 by SIGTERM. Output whose reader
+has gone (``| head``) ends the command quietly, with 0.
 """
 
 from __future__ import annotations

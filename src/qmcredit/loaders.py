@@ -81,7 +81,7 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
         kind = kind or TABLE_KINDS.get(path.suffix.lower())
         if not path.is_file():
             why = (f"is a folder, not a table; give the {what} file in it" if path.is_dir() else
-                   "is not a regular file; give a payroll table (.csv, .xlsx, .parquet)" if path.exists() else "not found")
+                   f"is not a regular file; give a {what} table (.csv, .xlsx, .parquet)" if path.exists() else "not found")
             raise ClaimError([Problem(what, f"table {str(path)!r} {why}")])
         try:
             data = path.read_bytes()

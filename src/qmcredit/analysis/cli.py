@@ -34,8 +34,6 @@ def _placed(written: dict[str, str], fresh: Path, out: Path) -> dict[str, str]:
     return {k: str(out.resolve() / Path(v).relative_to(fresh)) for k, v in written.items()}
 
 
-
-
 def cost(
     results: Annotated[Path, typer.Argument(help="A `qmcredit batch` output folder (claims.parquet, ledger.parquet).")],
     claims: Annotated[Path, typer.Option("--claims", help="The claims table the batch decided (for each claim's tax).")],

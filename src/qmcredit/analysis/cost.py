@@ -389,8 +389,9 @@ def read_results(results: Path, claims_table: Path) -> Costs:
     hint = f"; the batch read {read['path']} ({read['bytes']:,} bytes)" if read else ""
     if not claims_table.is_file():
         raise ClaimError([Problem("--claims", f"{claims_table}: no such file; give the claims table the batch decided{hint}")])
-    if read and claims_table.stat().st_size != read["bytes"]:
-        raise ClaimError([Problem("--claims", f"{claims_table} ({claims_table.stat().st_size:,} bytes) is not the claims table the batch "
+    size = claims_table.stat().st_size
+    if read and size != read["bytes"]:
+        raise ClaimError([Problem("--claims", f"{claims_table} ({size:,} bytes) is not the claims table the batch "
                                               f"decided{hint}: give that table, or run the batch again on this one")])
     table, _ = read_tables(claims_table, None)
     decided = pl.read_parquet(results / "claims.parquet")

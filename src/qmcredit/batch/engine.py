@@ -281,8 +281,8 @@ def run(
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
     ``out``. ``read_from``: inputs the manifest names instead of the tables given (the export a
-    payroll table was read from, the mapping it was read with). ``mapper`` runs ``decide_partition`` over the partitions (on Dask, say); without
-    one, they run here (``jobs`` = 1) or on up to ``jobs`` local processes, one per
+    payroll table was read from, the mapping it was read with). ``mapper`` runs
+    ``decide_partition`` over the partitions (on Dask, say); without one, they run here (``jobs`` = 1) or on up to ``jobs`` local processes, one per
     ``rows_per_process`` payroll rows, which then share ``rows_per_partition`` (the rows in
     memory at once). ``on_start(claims)`` is told the number
     of claims-table rows, ``on_progress(rows, claims)`` as each partition is done. The outputs are
