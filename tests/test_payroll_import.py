@@ -368,3 +368,27 @@ def test_a_missing_roster_is_named_as_the_roster(tmp_path):
     r = subprocess.run([str(Path(sys.executable).parent / "qmcredit"), "compute", "--json", "--roster", str(tmp_path / "people.csv"),
                         str(EXAMPLES / "01-expansion-cap-carryforward.claim.json")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and f"roster: table '{tmp_path / 'people.csv'}' not found" in r.stderr, r.stderr
+
+
+def test_a_column_of_excel_day_numbers_is_named_as_such(tmp_path):
+    """A month column saved from Excel as numbers (``38718``: a date cell formatted General) read
+    as no month at all: every row was refused with "is not a month in the column's format
+    YYYY-MM", no hint of why. The column is refused once, its values named as Excel day numbers
+    with the date the first would be, not read as dates (nothing says that is what they are)."""
+    import subprocess
+    import sys
+
+    doc = load_doc(EXAMPLES / "01-expansion-cap-carryforward.claim.json")
+    day = lambda m: str(date(int(m[:4]), int(m[5:]), 1).toordinal() - date(1899, 12, 30).toordinal())  # noqa: E731 (Excel's day number)
+    day_of = lambda n: date.fromordinal(date(1899, 12, 30).toordinal() + int(n)).isoformat()  # noqa: E731
+    rows = export_rows(doc, month=day)
+    write_csv(tmp_path / "export.csv", rows)
+    claim = header(tmp_path, "01-expansion-cap-carryforward", "export.csv")
+    r = subprocess.run([sys.executable, "-m", "qmcredit", "compute", "--json", str(claim)], capture_output=True, text=True, timeout=120)
+    (problem,) = json.loads(r.stdout)["problems"]
+    example = min(x["Pay Period"] for x in rows)  # the column's distinct values, in order: the first named
+    assert (r.returncode, problem["location"]) == (1, "export.csv")
+    assert problem["message"].startswith("month ('Pay Period'): no value reads as a month in any format") and problem["message"].endswith(
+        f"these look like Excel day numbers ({example} would be {day_of(example)}); format the column as dates in Excel and save the "
+        "export again"), problem
+    assert day_of(example)[:7] == min(m for e in doc["employees"] for m in e["hours"])

@@ -105,7 +105,29 @@ def detect(field: str, distinct: list[str], chosen: str | None = None, excel: bo
     if not distinct:
         return Detected(None, {})
     best = max(reads, key=lambda f: sum(x is not None for x in reads[f].values()))
+    if not any(x is not None for x in reads[best].values()):  # not one value reads: the column, not its rows
+        return Detected(None, {}, problem=_unread(field, distinct, chosen))
     return Detected(label(best), {v: (None if reads[best][v] is None else _text(reads[best][v], month)) for v in distinct})
+
+
+#: Excel's day numbers: day 1 is 1900-01-01, counted as if 1900 were a leap year.
+_EXCEL_DAY = re.compile(r"^\d{1,7}(\.0+)?$")
+_EXCEL_EPOCH = date(1899, 12, 30)
+
+
+def _unread(field: str, distinct: list[str], chosen: str | None) -> str:
+    """Why a column none of whose values reads as a date is refused, and the fix; a column of
+    whole numbers that are days of Excel's calendar (``38718``: a date cell saved as a number)
+    is named as such, not read as dates: nothing says that is what they are."""
+    example = distinct[0]
+    what = f"in the format {chosen}" if chosen else f"in any format ({', '.join(f for f in FORMATS if field == 'month' or f not in MONTH_ONLY)})"
+    said = f"no value reads as a {'month' if field == 'month' else 'date'} {what}, e.g. {example!r}"
+    days = [int(float(v)) for v in distinct if _EXCEL_DAY.match(v.strip())]
+    if len(days) == len(distinct) and all(1 <= d <= 2_958_465 for d in days):
+        first = _EXCEL_EPOCH.toordinal() + days[0]
+        return (f"{said}: these look like Excel day numbers ({days[0]} would be {date.fromordinal(first).isoformat()}); "
+                "format the column as dates in Excel and save the export again")
+    return f"{said}; write them as {'YYYY-MM' if field == 'month' else 'YYYY-MM-DD'}, or choose the format with --date-format {field}=FORMAT"
 
 
 def parse_choice(text: str) -> dict[str, str]:
