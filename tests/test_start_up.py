@@ -90,7 +90,7 @@ def test_the_batch_takes_its_own_payroll_table_without_loading_the_rules(tmp_pat
     table = tmp_path / "payroll.parquet"
     pl.DataFrame({"claim_id": ["C1"], "employee_id": ["E1"], "month": ["2004-01"], "hours": ["160"]}).write_parquet(table)
     statement = (f"from pathlib import Path\nfrom qmcredit.batch.cli import _canonical_payroll\n"
-                 f"assert _canonical_payroll(Path({str(table)!r}), None, None, Path({str(tmp_path)!r}), 'run') == Path({str(table)!r})")
+                 f"assert _canonical_payroll(Path({str(table)!r}), None, None, Path({str(tmp_path)!r}), 'run') == (Path({str(table)!r}), None)")
     assert loaded_after(statement) == []
 
 

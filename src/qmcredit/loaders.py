@@ -20,7 +20,7 @@ from .claim import Claim, ClaimHeader, Employee, problems_from_validation, valid
 from .imports import Settings, people as P
 from .imports.mapping import Mapping
 from .jsontext import parse_json
-from .payroll import RAW_COLUMNS, first_unknown_month, normalize
+from .payroll import RAW_COLUMNS, first_unknown_month, normalize, row_names
 from .problems import ClaimError, Problem
 
 if TYPE_CHECKING:
@@ -35,9 +35,10 @@ TABLE_KINDS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet
 KEEP = ("employee_id", "month", "month_idx", "hours", "basis", "ownership_interest", "owner_relation", "source")
 
 
-def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
+def _direct(data: bytes, kind: str, name: str) -> tuple[pl.DataFrame, str] | None:
     """A CSV or Parquet table whose header is already the payroll table's, read as before (the
-    batch's and large tables' speed); None for any other table (``imports`` reads it)."""
+    batch's and large tables' speed), and what its rows' sources say before their numbers; None
+    for any other table (``imports`` reads it)."""
     from .imports.table import is_canonical
 
     if kind == "csv":
@@ -61,9 +62,7 @@ def _direct(data: bytes, kind: str, name: str) -> pl.DataFrame | None:
     extra = [c for c in df.columns if c not in RAW_COLUMNS and c != "claim_id"]
     if extra:
         df = df.drop(extra)
-    return df.with_row_index("_i").with_columns(
-        pl.format(f"{name} {unit} {{}}", pl.col("_i") + offset).alias("source")
-    ).drop("_i")
+    return df.with_columns(row_names(f"{name} {unit} ", pl.int_range(offset, pl.len() + offset)).alias("source")), f"{name} {unit} "
 
 
 def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str = "payroll", mapping: Mapping | None = None,
@@ -91,9 +90,10 @@ def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: s
         raise ClaimError([Problem(what, f"{name!r}: unknown table kind; use a .csv (or .tsv, .txt), .parquet or .xlsx file")])
     mapping = mapping or Mapping()
     try:
-        df = None if mapping.columns or roster else _direct(data, kind, name)
-        if df is not None:
-            return Imported(df, list(df.columns), {c: [c] for c in df.columns if c != "source"})
+        direct = None if mapping.columns or roster else _direct(data, kind, name)
+        if direct is not None:
+            df, before = direct
+            return Imported(df, list(df.columns), {c: [c] for c in df.columns if c != "source"}, row_name=(before, ""))
         return import_table(data, kind, name, mapping, roster)
     except ClaimError:
         raise

@@ -268,6 +268,12 @@ def _with_raw_columns(df: pl.DataFrame, coded: Coded | None = None) -> pl.DataFr
     return df.with_columns(pl.lit(None, dtype=pl.Utf8).alias(c) for c in missing) if missing else df
 
 
+def row_names(before: str, numbers: pl.Expr, after: str = "") -> pl.Expr:
+    """Each row's location: ``before``, its number, ``after`` ("payroll.csv line 17"). Joined, not
+    a ``pl.format`` template, which a file name with braces would break."""
+    return pl.concat_str([pl.lit(before), numbers.cast(pl.Utf8), pl.lit(after)])
+
+
 def _with_row_sources(df: pl.DataFrame, source: pl.Expr | None) -> pl.DataFrame:
     """``df`` with a ``source`` column, "row 1", "row 2", ..., when it has none and no ``source``
     expression is given."""

@@ -222,7 +222,7 @@ def test_the_counts_are_shared_unless_a_reform_changes_what_they_read(data, run)
 
     table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
     ids = sorted(cid for cid in table.get_column("claim_id").to_list() if cid)
-    source = PayrollSource(str(data / "in/payroll.parquet"), "payroll.parquet", False)
+    source = PayrollSource(str(data / "in/payroll.parquet"), ("payroll.parquet line ", ""), False)
     reading = Future()
     reading.set_result(read_rows(source, ids))
     for reform, counts in (("amounts", 1), ("hours_120", 2)):

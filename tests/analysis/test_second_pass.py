@@ -169,7 +169,7 @@ def test_a_later_scenario_settles_again_only_the_returns_it_changes(data, reform
 
     table, periods = read_tables(data / "in/claims.parquet", data / "in/periods.parquet")
     ids = sorted(cid for cid in table.get_column("claim_id").to_list() if cid)
-    source = PayrollSource(str(data / "in/payroll.parquet"), "payroll.parquet", False)
+    source = PayrollSource(str(data / "in/payroll.parquet"), ("payroll.parquet line ", ""), False)
     reading = Future()
     reading.set_result(read_rows(source, ids))
     settled: list[int] = []

@@ -352,7 +352,7 @@ def test_read_rows_codes_claims_in_the_index_type_of_gathers(tmp_path, coded):
     path = tmp_path / "payroll.parquet"
     pl.DataFrame({"claim_id": ["B", "A", "B", "Z"], "employee_id": ["e1", "e1", "e2", "e3"], "month": ["2004-01"] * 4,
                   "hours": ["160"] * 4}).write_parquet(path)
-    looked, rows, orphans, with_rows = engine.read_rows(engine.PayrollSource(str(path), path.name, False, coded=coded), ["A", "B"])
+    looked, rows, orphans, with_rows = engine.read_rows(engine.PayrollSource(str(path), (f"{path.name} line ", ""), False, coded=coded), ["A", "B"])
     assert looked.typed.schema["claim_id"] == pl.UInt32
     assert looked.typed.get_column("claim_id").to_list() == [1, 0, 1]
     assert rows == 4 and orphans.to_list() == ["Z"] and sorted(with_rows.to_list()) == [0, 1]

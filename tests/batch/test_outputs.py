@@ -259,7 +259,7 @@ def test_an_export_read_through_a_mapping_decides_as_the_table_and_the_manifest_
     """``qmcredit batch CLAIMS EXPORT --mapping FILE``: a payroll export (its own headers,
     semicolons) decides as the payroll table it holds, and the manifest names the export and the
     mapping file, not the scratch table made of them (it named that, removed when the run ended)."""
-    tables = synth.write(tmp_path / "tables", 200, 3, kind="parquet", invalid_share=0)  # an export's bad row refuses the whole run
+    tables = synth.write(tmp_path / "tables", 200, 3, kind="parquet", invalid_share=0)  # bad rows are named otherwise in an export (test_exports.py)
     rows = pl.read_parquet(tables["payroll"]).rename({"claim_id": "Client", "employee_id": "Emp #", "month": "Month", "hours": "Hours Worked"})
     export = tmp_path / "export.csv"
     rows.write_csv(export, separator=";")

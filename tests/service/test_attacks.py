@@ -121,14 +121,25 @@ def test_amendments_and_periods_go_through_the_same_parser(office, tmp_path):
     assert office.client.get(f"/api/v1/claims/{cid}", headers=auth).json()["revision"] == 1
 
 
-def test_a_json_payroll_upload_goes_through_the_same_parser(office):
+def _file_with_payroll(office, name: str, rows: str) -> httpx.Response:
+    """Example 01's header filed with its payroll as the JSON upload ``name``."""
     doc = json.loads(example("01"))
     doc.pop("employees")
-    doc["payroll"] = "rows.json"
-    rows = '[{"employee_id": "A", "month": "2004-04", "hours": NaN}]'
-    r = office.client.post("/api/v1/claims", headers=office.auth("preparer"),
-                           files={"claim": ("claim.json", json.dumps(doc), "application/json"), "payroll": ("rows.json", rows, "application/json")})
+    doc["payroll"] = name
+    return office.client.post("/api/v1/claims", headers=office.auth("preparer"),
+                              files={"claim": ("claim.json", json.dumps(doc), "application/json"), "payroll": (name, rows, "application/json")})
+
+
+def test_a_json_payroll_upload_goes_through_the_same_parser(office):
+    r = _file_with_payroll(office, "rows.json", '[{"employee_id": "A", "month": "2004-04", "hours": NaN}]')
     assert r.status_code == 422 and r.json()["problems"][0]["location"] == "payroll line 1 column 52", r.text
+
+
+def test_an_upload_named_with_braces_is_named_in_its_problems(office):
+    """The upload's file name is the client's: one with braces (``rows{0}.json``) was taken for a
+    template of the rows' names, and a bad row gave a 500 instead of the row's problem."""
+    r = _file_with_payroll(office, "rows{0}.json", '[{"employee_id": "A", "month": "2004-13", "hours": "120"}]')
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "rows{0}.json row 1", r.text
 
 
 def _free_port() -> int:

@@ -20,7 +20,8 @@ from pathlib import Path
 import polars as pl
 
 from ..batch.engine import (
-    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _started, _unmatched, decide_planned, local_processes, payroll_rows, serial_map,
+    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _started, _unmatched, decide_planned, local_processes, payroll_rows, refusals,
+    serial_map,
 )
 from ..batch.outputs import in_order, remove_stale
 from ..batch.tables import read_tables
@@ -68,13 +69,14 @@ def decide_scenarios(
         read = {k: sum(getattr(r[1][0], k) for r in results) for k in ("rows", "bad_rows", "orphan_rows")}  # the first scenario's: the reading is shared
         unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
         decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
-        refused = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
+        unmatched = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
         out = []
         for i, (params, c) in enumerate(zip(sets, decided)):
             ln = _ledger(results, i)  # one scenario's rows at a time (memory)
             if i == len(sets) - 1:
                 sweeping.start()
-            if refused:  # as the batch refuses them; the rows before let go at once (memory)
+            refused = refusals(c, unmatched)  # as the batch refuses them (with their returns, L6)
+            if refused:  # the rows before let go at once (memory)
                 c, ln = _refuse(c, ln, refused)
             out.append(Scenario(params, c, ln, read_claims(c, ln, taxes, made_here=True)))
     finally:

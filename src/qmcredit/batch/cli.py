@@ -65,7 +65,7 @@ def _progress(total_claims: int | None, label: str):
 
 def batch(
     claims: Annotated[Path, typer.Argument(help="Claims table (.parquet or .csv), one row per claim: the header fields of docs/batch.md.")],
-    payroll: Annotated[Path, typer.Argument(help="Payroll table (.parquet or .csv): claim_id, employee_id, month, hours, basis, ownership_interest, owner_relation.")],
+    payroll: Annotated[Path, typer.Argument(help="Payroll table (.parquet or .csv): claim_id, employee_id, month, hours, basis, ownership_interest, owner_relation; or a payroll export (.csv, .tsv, .txt, .xlsx, .parquet) with --payroll-columns or --mapping.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: claims.parquet, ledger.parquet, summary.json (and determinations.jsonl).")],
     periods: Annotated[Optional[Path], typer.Option(help="Periods table (.parquet or .csv): claim_id and one row per privilege or reporting period.")] = None,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Also write determinations.jsonl: each claim's full determination, as `qmcredit compute` gives it.")] = False,
@@ -80,23 +80,20 @@ def batch(
     """Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."""
     mapped = None
     try:
-        table = _canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
+        table, read_from = _canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
         mapped = table if table != payroll else None
-        # the manifest names the export read and its mapping, not the scratch table made of them
-        read_from = {"payroll": payroll, "mapping": mapping} if mapped is not None else None
         payroll = table
         with _progress(None, "claims") as advance:
+            given = {"periods": periods, "jsonl": jsonl, "rows_per_partition": rows_per_partition, "workdir": workdir, "on_progress": advance,
+                     "on_start": advance.start, "read_from": read_from}
             if workers or scheduler:
                 from .distributed import cluster, dask_map
 
                 with cluster(scheduler, workers) as client:
                     n = len(client.scheduler_info()["workers"])
-                    summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                         min_partitions=2 * max(1, n), mapper=dask_map(client), workdir=workdir, on_progress=advance, on_start=advance.start,
-                                         read_from=read_from)
+                    summary = engine.run(claims, payroll, out, min_partitions=2 * max(1, n), mapper=dask_map(client), **given)
             else:
-                summary = engine.run(claims, payroll, out, periods=periods, jsonl=jsonl, rows_per_partition=rows_per_partition,
-                                     jobs=jobs, workdir=workdir, on_progress=advance, on_start=advance.start, read_from=read_from)
+                summary = engine.run(claims, payroll, out, jobs=jobs, **given)
     except UnreadableTable as e:  # bad input data: exit 1, as an invalid claim
         refuse(e, 1)
     except ClaimError as e:
@@ -107,13 +104,16 @@ def batch(
     typer.echo(json.dumps(summary.to_dict(), indent=2))
 
 
-def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> Path:
+def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> tuple[Path, engine.ReadFrom | None]:
     """The payroll table itself when its columns are the payroll table's and nothing is mapped
     (the batch's speed); else the export read through the mapping (``qmcredit.imports``) and
     written as a scratch Parquet payroll table in ``folder`` (beside ``--out``, never in it: the
-    run's folder holds only its outputs; removed when the run ends). Pay periods are read claim by
-    claim (``qmcredit compute``), not by the batch. A damaged table is named, here
-    or where ``engine.run`` meets the damage."""
+    run's folder holds only its outputs; removed when the run ends), with what it was made of
+    (``engine.ReadFrom``): each row keeps its number in the export (``_line``), so that problems
+    name the export's rows, and a row the export cannot give (a date not in the column's format,
+    a status not mapped) refuses its claim, as a bad row of a payroll table does, not the run.
+    Pay periods are read claim by claim (``qmcredit compute``), not by the batch. A damaged table
+    is named, here or where ``engine.run`` meets the damage."""
     import polars as pl
 
     from .tables import PAYROLL_COLUMNS, scan_text, unreadable
@@ -126,16 +126,18 @@ def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None,
         # the payroll table's own columns (``imports.table.is_canonical``, with claim_id), checked
         # without importing the readers of exports: the batch reads while the rules are imported
         if names <= set(PAYROLL_COLUMNS) and {"claim_id", "employee_id", "month", "hours"} <= names:
-            return payroll  # damage further in is named when the run meets it (``engine.run``)
-    damaged = unreadable([payroll]) if payroll.is_file() else None
+            return payroll, None  # damage further in is named when the run meets it (``engine.run``)
+    # a damaged Parquet file is named as the batch names it; an export of any other kind (Excel,
+    # tab-separated, UTF-16 or code-page text) is read, or refused by name, by ``imports``
+    damaged = unreadable([payroll]) if payroll.is_file() and payroll.suffix.lower() in (".parquet", ".pq") else None
     if damaged is not None:
         raise damaged
 
     from ..imports.options import mapping_from
-    from ..loaders import grouped, import_payroll
+    from ..loaders import import_payroll
 
     read = import_payroll(payroll, mapping=mapping_from(columns, mapping, None, None))
-    problems = grouped(read.problems)
+    refused, problems = _by_claim(read)
     if "claim_id" not in read.table.columns:
         problems.append(Problem(payroll.name, "no claim_id column; map it with --payroll-columns claim_id=\"Header\""))
     if "period_start" in read.table.columns:
@@ -144,8 +146,32 @@ def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None,
         raise ClaimError(problems)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f".{run}.{payroll.stem}.mapped.parquet"
-    read.table.select(pl.col(c) if c in read.table.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in PAYROLL_COLUMNS).write_parquet(target)
-    return target
+    before, after = read.row_name
+    line = pl.col("source").str.strip_prefix(before).str.strip_suffix(after).cast(pl.UInt32).alias("_line")
+    read.table.select(line, *(pl.col(c) if c in read.table.columns else pl.lit(None, dtype=pl.Utf8).alias(c) for c in PAYROLL_COLUMNS)).write_parquet(target)
+    left_out = 0 if read.left_out is None else read.left_out.height
+    return target, engine.ReadFrom({"payroll": payroll, "mapping": mapping}, read.row_name, refused, left_out,
+                                   {"payroll_columns": columns} if columns is not None else {})
+
+
+def _by_claim(read) -> tuple[dict[str, list[Problem]], list[Problem]]:
+    """The problems of an export's rows left out (``Imported.left_out``) by the claim they are of,
+    and every other problem, grouped (``loaders.grouped``): the table's own, which refuse the run.
+    A row left out that names no claim is no claim's, as a payroll row without a claim id is."""
+    import polars as pl
+
+    from ..loaders import grouped
+
+    of_row: dict[str, list[Problem]] = {}
+    for p in read.problems:
+        of_row.setdefault(p.location, []).append(p)
+    refused: dict[str, list[Problem]] = {}
+    if read.left_out is not None and "claim_id" in read.left_out.columns:
+        for cid, source in read.left_out.select(pl.col("claim_id").str.strip_chars(), "source").iter_rows():
+            found = of_row.pop(source.removesuffix(read.row_name[1]), [])  # the hours' columns summed are named after the problems
+            if cid and found:  # a row left out for its column's problem (no row-level one) goes with the run
+                refused.setdefault(cid, []).extend(found)
+    return refused, grouped([p for ps in of_row.values() for p in ps])
 
 
 def synth(

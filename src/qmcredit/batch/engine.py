@@ -16,6 +16,7 @@ import functools
 import gc
 import heapq
 import itertools
+import json
 import os
 import shutil
 import tempfile
@@ -59,7 +60,7 @@ class PayrollSource:
     files of the partition pass (text columns and ``_line`` already there)."""
 
     path: str
-    name: str           # the input file's name, for row locations ("payroll.csv line 17")
+    row_name: tuple[str, str]  # a row's location: these before and after its ``_line`` ("payroll.csv line ", "")
     partitioned: bool
     bucket: tuple[int, int] | None = None
     rows: tuple[int, int] | None = None
@@ -108,6 +109,26 @@ def read_rows(payroll: PayrollSource, ids: list[str]) -> tuple[Lookup, int, pl.S
         coded = {c: (codes.filter(kept), values) for c, (codes, values) in coded.items()}
     return lookup(known, lean=True, coded=coded), rows.height, orphans, claim.drop_nulls().unique()
 
+
+
+@dataclass(frozen=True)
+class ReadFrom:
+    """What the batch's payroll table was made of: the files the manifest names instead of it (an
+    export and its mapping), how the export names a row in its problems (before and after the
+    row's number, ``_line``), and the claims refused before deciding (rows of theirs that the
+    export could not give, ``batch.cli``), how many rows it left out so, and the options it was
+    read with."""
+
+    files: dict[str, Path]
+    row_name: tuple[str, str]
+    refused: dict[str, list[Problem]] = field(default_factory=dict)
+    left_out: int = 0  # the export's rows not in the table for a problem of theirs: bad rows read
+    options: dict[str, str] = field(default_factory=dict)  # how it was read, as the manifest records it (``--payroll-columns``)
+
+    @staticmethod
+    def table(payroll: Path) -> ReadFrom:
+        """A payroll table read as it is."""
+        return ReadFrom({}, (f"{payroll.name} line ", ""))
 
 
 @dataclass
@@ -259,7 +280,7 @@ def _cut(ids: pl.LazyFrame, rows: int, at: int) -> tuple[int, str] | None:
     return None
 
 
-def split_payroll(payroll: Path, n: int, workdir: Path, joined: tuple[tuple[str, str], ...] = ()) -> list[PayrollSource]:
+def split_payroll(payroll: Path, n: int, workdir: Path, row_name: tuple[str, str], joined: tuple[tuple[str, str], ...] = ()) -> list[PayrollSource]:
     """One streaming pass: the payroll rows, as text with their line numbers, written into ``n``
     Parquet partitions by claim hash (all rows of a claim, and of a return, land in one)."""
     scan_payroll(payroll).with_columns(bucket(n, joined)).sink_parquet(
@@ -268,7 +289,7 @@ def split_payroll(payroll: Path, n: int, workdir: Path, joined: tuple[tuple[str,
     out = []
     for k in range(n):
         files = sorted((workdir / f"_bucket={k}").glob("*.parquet"))
-        out.append(PayrollSource(str(workdir / f"_bucket={k}" / "*.parquet") if files else "", payroll.name, True))
+        out.append(PayrollSource(str(workdir / f"_bucket={k}" / "*.parquet") if files else "", row_name, True))
     return out
 
 
@@ -277,11 +298,10 @@ def run(
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, min_partitions: int = 1, mapper: Mapper | None = None,
     jobs: int = 1, rows_per_process: int = ROWS_PER_PROCESS, workdir: Path | None = None,
     on_progress: Callable[[int, int], None] | None = None, on_start: Callable[[int], None] | None = None,
-    read_from: dict[str, Path] | None = None,
+    read_from: ReadFrom | None = None,
 ) -> Summary:
     """Decide every claim of the claims table against the payroll table and write the outputs to
-    ``out``. ``read_from``: inputs the manifest names instead of the tables given (the export a
-    payroll table was read from, the mapping it was read with). ``mapper`` runs
+    ``out``. ``read_from``: the export the payroll table was made of (``ReadFrom``). ``mapper`` runs
     ``decide_partition`` over the partitions (on Dask, say); without one, they run here (``jobs`` = 1) or on up to ``jobs`` local processes, one per
     ``rows_per_process`` payroll rows, which then share ``rows_per_partition`` (the rows in
     memory at once). ``on_start(claims)`` is told the number
@@ -295,9 +315,9 @@ def run(
             jobs = max(1, min(jobs, rows // max(1, rows_per_process))) if local else 1
             with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as mapper:
                 summary = _run(claims, payroll, fresh, periods, jsonl, rows, rows_per_partition // jobs, min_partitions, mapper, local, jobs,
-                               workdir, on_progress, on_start, started)
-            outputs.write_manifest(fresh, {"claims": claims, "payroll": payroll, "periods": periods} | (read_from or {}),
-                                   {"jsonl": jsonl, "rows_per_partition": rows_per_partition})
+                               workdir, on_progress, on_start, started, read_from or ReadFrom.table(payroll))
+            outputs.write_manifest(fresh, {"claims": claims, "payroll": payroll, "periods": periods} | (read_from.files if read_from else {}),
+                                   {"jsonl": jsonl, "rows_per_partition": rows_per_partition} | (read_from.options if read_from else {}))
         return summary
     except (pl.exceptions.PolarsError, OSError, ValueError) as e:  # the fresh folder is gone by now (``whole_folder``)
         if isinstance(e, ClaimError):
@@ -311,7 +331,7 @@ def run(
 def _run(
     claims: Path, payroll: Path, out: Path, periods: Path | None, jsonl: bool, rows: int, rows_per_partition: int,
     min_partitions: int, mapper: Mapper, local: bool, jobs: int, workdir: Path | None,
-    on_progress: Callable[[int, int], None] | None, on_start: Callable[[int], None] | None, started: float,
+    on_progress: Callable[[int, int], None] | None, on_start: Callable[[int], None] | None, started: float, read_from: ReadFrom,
 ) -> Summary:
     read = [read_tables(claims, periods)]  # handed to decide_planned, which lets go of it once split (memory)
     table = read[0][0]
@@ -325,12 +345,14 @@ def _run(
     scratch = Path(tempfile.mkdtemp(prefix=f".qmcredit-batch-{os.getpid()}-", dir=workdir or out))
     try:
         results, n = decide_planned(lambda: read.pop() if read else read_tables(claims, periods), payroll, rows, rows_per_partition,
-                                    min_partitions, mapper, local, jobs, scratch, (jsonl, None), on_progress, keep=_spill(scratch / "results"))
+                                    min_partitions, mapper, local, jobs, scratch, (jsonl, None), on_progress, keep=_spill(scratch / "results"),
+                                    row_name=read_from.row_name)
         claims_df = outputs.in_order(pl.concat([pl.read_ipc(_spilled(scratch / "results", k, "claims"), memory_map=False) for k, _ in results]), "claim_id")
         ledger_df = outputs.in_order(pl.concat([r.ledger_rows() for _, r in results]), "claim_id", "period")
         from .partition import invalid_json  # the rules' modules are loaded by now
 
-        refused = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed})
+        unmatched = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed}, read_from.files.get("payroll", payroll))
+        refused = refusals(claims_df, read_from.refused | {cid: p for cid, p in unmatched.items() if cid not in read_from.refused})
         if refused:
             claims_df, ledger_df = _refuse(claims_df, ledger_df, refused)
         jsonl_lines = [[(cid, invalid_json(cid, refused[cid]) if cid in refused else line) for cid, line in r.jsonl] for _, r in results]
@@ -345,8 +367,8 @@ def _run(
     summary.decided = decided.height
     summary.invalid = summary.claims - summary.decided
     summary.eligible = decided.filter(pl.col("eligible")).height
-    summary.rows = sum(r.rows for _, r in results)
-    summary.bad_rows = sum(r.bad_rows for _, r in results)
+    summary.rows = sum(r.rows for _, r in results) + read_from.left_out
+    summary.bad_rows = sum(r.bad_rows for _, r in results) + read_from.left_out
     summary.orphan_rows = sum(r.orphan_rows for _, r in results)
     summary.orphan_claims = sorted({c for _, r in results for c in r.orphan_claims})
     summary.partitions = n
@@ -361,7 +383,7 @@ def _run(
 def decide_planned(
     tables: Callable[[], tuple[pl.DataFrame, pl.DataFrame | None]], payroll: Path, rows: int, rows_per_partition: int, min_partitions: int, mapper: Mapper,
     local: bool, jobs: int, scratch: Path, tail: tuple, on_progress: Callable[[int, int], None] | None, decide: Callable | None = None,
-    keep: Callable[[int, PartitionResult], PartitionResult] | None = None,
+    keep: Callable[[int, PartitionResult], PartitionResult] | None = None, row_name: tuple[str, str] | None = None,
 ) -> tuple[list[tuple[int, PartitionResult]], int]:
     """The partitions planned and decided (``decide``, default ``_decide_indexed``, given each
     partition's claims, periods, payroll source, ``tail`` and the folder its ledger rows are
@@ -371,8 +393,10 @@ def decide_planned(
     split, and each partition's part once it is decided, so that the tables are not held whole
     beside their parts to the end of the run (memory). ``keep(k, result)``: what is kept of
     partition ``k``'s result as it arrives (default: all of it). Returns each partition's
-    result, in partition order, and their number. ``analysis.reform`` decides its scenarios
+    result, in partition order, and their number. ``row_name``: how a payroll row is named in
+    its problems (default: "<file> line <number>"). ``analysis.reform`` decides its scenarios
     through this reading."""
+    row_name = row_name or (f"{payroll.name} line ", "")
     rows_per_partition = max(1, rows_per_partition)
     by_size = max(1, -(-rows // rows_per_partition))
     n = max(min_partitions, by_size, jobs)
@@ -388,7 +412,7 @@ def decide_planned(
         parts = _parts(table, ptable, part, len(ranges), scratch / "parts")
         del table, ptable
         ledgers = _ledger_folder(scratch / "ledgers-runs")
-        args = [(*parts[k], PayrollSource(str(payroll), payroll.name, False, rows=(r.first, r.count), claims=r, coded=True), *tail, ledgers)
+        args = [(*parts[k], PayrollSource(str(payroll), row_name, False, rows=(r.first, r.count), claims=r, coded=True), *tail, ledgers)
                 for k, r in enumerate(ranges)]
         del parts
         try:
@@ -399,11 +423,11 @@ def decide_planned(
             table, ptable = tables()
     if results is None:
         if n == 1:
-            sources = [PayrollSource(str(payroll), payroll.name, False, coded=rows >= CODES_FROM_ROWS)]
+            sources = [PayrollSource(str(payroll), row_name, False, coded=rows >= CODES_FROM_ROWS)]
         elif by_size == 1 and n <= jobs:  # each process reads its claims' rows from the table itself
-            sources = [PayrollSource(str(payroll), payroll.name, False, (k, n), joined=joined) for k in range(n)]
+            sources = [PayrollSource(str(payroll), row_name, False, (k, n), joined=joined) for k in range(n)]
         else:
-            sources = split_payroll(payroll, n, scratch / "payroll", joined)
+            sources = split_payroll(payroll, n, scratch / "payroll", row_name, joined)
         parts = _parts(table, ptable, bucket(n, joined), n, scratch / "hashed")
         del table, ptable
         ledgers = _ledger_folder(scratch / "ledgers-hashed")  # not the runs' folder: a piece of theirs may still be finishing
@@ -413,18 +437,18 @@ def decide_planned(
     return results, n
 
 
-def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame, unrowed: set[str] | None = None) -> dict[str, list[Problem]]:
+def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame, unrowed: set[str] | None = None, shown: Path | None = None) -> dict[str, list[Problem]]:
     """Decided claims that no payroll row matches, with the problem: every claim when the two
     tables' claim_id columns differ in type (no row can be trusted to match), else each claim
     without any payroll row (its employees and hours are missing): those of ``unrowed``, the
     partitions' claims without a row (``PartitionResult.unrowed``), or, not given, found by
-    reading the table's claim ids."""
+    reading the table's claim ids. ``shown``: the payroll file named (the export it was made of)."""
     ids = decided.filter(pl.col("status") == "decided").get_column("claim_id")
     if ids.is_empty():
         return {}
     ctype, ptype = claim_id_type(claims), claim_id_type(payroll)
     if ctype != ptype:
-        problem = Problem("claim_id", f"{payroll.name} has claim_id of type {ptype}, {claims.name} of type {ctype}: "
+        problem = Problem("claim_id", f"{(shown or payroll).name} has claim_id of type {ptype}, {claims.name} of type {ctype}: "
                                       "give both the same type (text), so that payroll rows match their claims")
         return {cid: [problem] for cid in ids}
     if unrowed is not None:
@@ -437,8 +461,30 @@ def no_payroll_rows(cid: str) -> Problem:
     return Problem("payroll", f"no row of the payroll table has claim_id {cid!r}: the claim's employees and hours are missing")
 
 
+def refusals(claims_df: pl.DataFrame, found: dict[str, list[Problem]]) -> dict[str, list[Problem]]:
+    """The claims refused once the partitions are decided, with every problem of theirs: each
+    claim of ``found`` in the claims table, after the problems it was already refused for; and
+    the other claims of their returns (L6: a return is decided with all its locations or not at
+    all). A claim of ``found`` that the claims table does not hold is no claim's (its rows are
+    orphans)."""
+    from .partition import return_refused
+
+    if not found:
+        return {}
+    ids = pl.Series(list(found), dtype=pl.Utf8).implode()
+    had = claims_df.filter(pl.col("claim_id").is_in(ids)).select("claim_id", "taxpayer_id", "problems")
+    out = {cid: [Problem(**p) for p in json.loads(before)] + found[cid] if before else found[cid] for cid, _, before in had.iter_rows()}
+    returns = had.filter(pl.col("taxpayer_id").is_not_null()).group_by("taxpayer_id", maintain_order=True).agg("claim_id")
+    others = claims_df.filter(pl.col("taxpayer_id").is_in(returns.get_column("taxpayer_id").implode()) & ~pl.col("claim_id").is_in(ids)
+                              & (pl.col("status") == "decided")).select("claim_id", "taxpayer_id")
+    bad = dict(returns.iter_rows())
+    for cid, tp in others.iter_rows():
+        out[cid] = [return_refused(bad[tp], tp)]
+    return out
+
+
 def _refuse(claims_df: pl.DataFrame, ledger_df: pl.DataFrame, refused: dict[str, list[Problem]]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The claims of ``refused`` made invalid with their problems, and their ledger rows dropped."""
+    """The claims of ``refused`` (``refusals``) made invalid with their problems, and their ledger rows dropped."""
     from .partition import invalid_row
 
     ids = pl.Series(list(refused), dtype=pl.Utf8).implode()

@@ -32,7 +32,7 @@ from ..law.parameter_set import ParameterSet, baseline
 from ..law.positions import CLAIM_COLUMNS, classify, monthly
 from ..law.ledger import QUIET, carried_out, refunded
 from ..money import exact_decimal_text, money_text
-from ..payroll import Lookup, check, first_unknown_month
+from ..payroll import Lookup, check, first_unknown_month, row_names
 from ..problems import ClaimError, Problem
 from . import outputs
 from .engine import OutOfClaimOrder, PayrollSource
@@ -106,6 +106,12 @@ def return_members(claims: pl.DataFrame, ids: list[str]) -> dict[str, list[str]]
         if cid in known and tp:
             found.setdefault(tp, []).append(cid)
     return {tp: cids for tp, cids in found.items() if len(cids) > 1}
+
+
+def return_refused(bad_ones: list[str], tp: str) -> Problem:
+    """L6: the problem of a claim whose return has claims ``bad_ones`` that cannot be decided."""
+    return Problem("claim_id", f"{', '.join(bad_ones)} of the same return (taxpayer {tp!r}, L6) cannot be decided; "
+                               "a return is decided with all its locations: correct it, and this claim is decided with it")
 
 
 def disagreeing(members: dict[str, list[str]], valid: dict[str, ClaimHeader], invalid: dict[str, list[Problem]]) -> None:
@@ -239,7 +245,7 @@ def _once(shared: dict | None, key: str, make):
     return shared[key]
 
 
-def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | None = None) -> tuple[pl.DataFrame, dict[int, tuple], pl.DataFrame]:
+def measure(looked: Lookup, constants: pl.DataFrame, row_name: tuple[str, str], shared: dict | None = None) -> tuple[pl.DataFrame, dict[int, tuple], pl.DataFrame]:
     """Type and check every payroll row (``payroll.check``, the work of ``normalize``, on the rows
     of ``read_rows``), then P1-P4 (``classify``, ``monthly``) over the claims none of whose rows has
     a problem. ``constants``: one row per claim, in claim-id order, its row number being the
@@ -251,7 +257,7 @@ def measure(looked: Lookup, constants: pl.DataFrame, name: str, shared: dict | N
     per_claim = lambda c: pl.lit(constants.get_column(c)).gather(pl.col("claim_id"))  # noqa: E731
 
     def typed_rows() -> tuple[pl.DataFrame, pl.DataFrame]:
-        typed, found = check(looked, as_of_idx=per_claim("as_of_idx"), source=pl.format(f"{name} line {{}}", pl.col("_line")))
+        typed, found = check(looked, as_of_idx=per_claim("as_of_idx"), source=row_names(row_name[0], pl.col("_line"), row_name[1]))
         return typed, found.with_columns(typed.select(pl.col("claim_id", "_line").gather(found.get_column("_i")))).sort("claim_id", "_line").select(
             "claim_id", "source", "problem")
 
@@ -453,7 +459,7 @@ def decide_partition(
             strays = orphans.to_frame("claim_id").filter(~payroll.claims.holds()).height
             if strays:
                 raise OutOfClaimOrder(f"{strays} payroll rows are not in claim order")
-        measuring = polars_thread.submit(measure, looked, constants, payroll.name, shared)
+        measuring = polars_thread.submit(measure, looked, constants, payroll.row_name, shared)
         prepared, unprepared, again = _prepared(valid, cache, window_of, params, shared, of_claim)
         per_month, sums, bad = measuring.result()
 
@@ -465,8 +471,7 @@ def decide_partition(
         bad_ones = [cid for cid in cids if problems_of[cid]]
         for cid in cids:
             if bad_ones and not problems_of[cid]:
-                problems_of[cid] = [Problem("claim_id", f"{', '.join(bad_ones)} of the same return (taxpayer {tp!r}, L6) cannot be decided; "
-                                                        "a return is decided with all its locations: correct it, and this claim is decided with it")]
+                problems_of[cid] = [return_refused(bad_ones, tp)]
     invalid_rows, lines = [], []
     decided: list[int] = []
     for code, cid in enumerate(ids):

@@ -65,9 +65,15 @@ def scan_text(path: Path, rows: tuple[int, int] | None = None) -> pl.LazyFrame:
     scan = (lambda: pl.scan_csv(path, infer_schema=False)) if kind_of(path) == "csv" else (lambda: pl.scan_parquet(path))
     names = scan().collect_schema().names()
     lf = scan()  # a scan whose schema was asked for no longer takes the slice into the reader
+    given = kind_of(path) == "parquet" and LINE in names
     if rows is not None:
-        lf = lf.with_row_index("_line", offset=first_line(path)).slice(*rows)
-    return lf.select(*(["_line"] if rows is not None else []), *(pl.col(n).cast(pl.Utf8).alias(n.strip().lower()) for n in names))
+        lf = (lf if given else lf.with_row_index("_line", offset=first_line(path))).slice(*rows)
+    return lf.select(*(["_line"] if rows is not None else []), *(pl.col(n).cast(pl.Utf8).alias(n.strip().lower()) for n in names if n != LINE or not given))
+
+
+#: A Parquet payroll table's column of each row's number in the export it was made of
+#: (``batch.cli``), which row locations then give; a table without it is numbered as it is read.
+LINE = "_line"
 
 
 def first_line(path: Path) -> int:
@@ -233,15 +239,16 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
         table = pa.concat_tables([table, pa.Table.from_batches(head, schema=table.schema)]).slice(skip, count)
     else:
         table = file.read_row_groups(groups, columns=columns, use_threads=True).slice(skip, count)
-    line = first_line(path) + first
     table = table.unify_dictionaries()
     arrow = {c: table.column(named[c]) for c in wanted}
     # Arrow tables converted whole: a polars Series made of an Arrow array imports pyarrow.compute
     # (0.03 s a process).
     read = pl.from_arrow(pa.table({c: arrow[c] for c in wanted if c not in text}
                                   | {c: pa.chunked_array([chunk.indices for chunk in arrow[c].chunks], type=arrow[c].type.index_type) for c in text}))
-    frame = pl.DataFrame([pl.int_range(line, line + table.num_rows, dtype=pl.UInt32, eager=True).alias("_line")]).with_columns(
-        read.get_column(c).cast(pl.Utf8) for c in wanted if c not in text)
+    line = first_line(path) + first
+    lines = (pl.from_arrow(file.read_row_groups(groups, columns=[LINE]).slice(skip, count).column(LINE)).cast(pl.UInt32) if LINE in schema.names
+             else pl.int_range(line, line + table.num_rows, dtype=pl.UInt32, eager=True))
+    frame = pl.DataFrame([lines.alias("_line")]).with_columns(read.get_column(c).cast(pl.Utf8) for c in wanted if c not in text)
     coded: Coded = {}
     for c in text:  # codes are never negative
         values = arrow[c].chunks[0].dictionary if arrow[c].num_chunks else pa.array([], pa.string())

@@ -47,6 +47,8 @@ class Imported:
     sheets: list[str] = field(default_factory=list)
     preview: list[dict] = field(default_factory=list)   # the first rows as found, by header
     values: dict[str, dict[str, str | None]] = field(default_factory=dict)  # field -> export word -> table word (None: unknown)
+    left_out: pl.DataFrame | None = None  # the rows left out of ``table`` for a problem of theirs, as read (whose rows they were)
+    row_name: tuple[str, str] = ("", "")  # a row's ``source`` is the first, its number in the file, the second
 
     def formats_for_saving(self) -> dict[str, str]:
         """The formats found, as a mapping file's ``date_format`` (Excel date cells need none)."""
@@ -352,12 +354,14 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     if len(columns.get("hours", [])) > 1:  # the trace names the columns summed (RULES.md, open question "paid leave")
         source = [s + sums for s in source]
     table = pl.DataFrame({**out, "source": source}, schema={**{c: pl.Utf8 for c in out}, "source": pl.Utf8})
+    left_out = None
     if bad_rows:
-        table = table.with_row_index("_i").filter(~pl.col("_i").is_in(sorted(bad_rows))).drop("_i")
+        bad = pl.int_range(pl.len()).is_in(sorted(bad_rows))
+        table, left_out = table.filter(~bad), table.filter(bad)
     preview = [{h: r[j] for j, h in enumerate(grid.headers) if h} for r in grid.rows[:5]]
     if columns.get("hours") and len(columns["hours"]) > 1:
         notes.append(f"hours = {' + '.join(map(repr, columns['hours']))} (hours worked; paid leave is not counted: RULES.md)")
-    return Imported(table, present, columns, formats, notes, problems, sheets, preview, seen_values)
+    return Imported(table, present, columns, formats, notes, problems, sheets, preview, seen_values, left_out, (f"{where} ", sums))
 
 
 def _formats(grid: _Grid, columns: dict[str, list[str]], mapping: Mapping) -> dict[str, str]:

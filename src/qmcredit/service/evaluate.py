@@ -24,6 +24,7 @@ from qmcredit import ClaimError, Problem
 
 from ..determination import joined_rows
 from ..loaders import claims_from_docs
+from ..payroll import row_names
 from . import exact_json
 from .together import Together
 
@@ -176,7 +177,7 @@ def read_payroll(upload: Upload) -> pl.DataFrame:
         raise ClaimError(problems)
     data = {c: [_cell(r.get(c)) for r in rows] for c in columns}
     return pl.DataFrame(data, schema={c: pl.Utf8 for c in columns}).with_columns(
-        pl.format(f"{upload.filename} row {{}}", pl.int_range(1, len(rows) + 1)).alias("source")
+        row_names(f"{upload.filename} row ", pl.int_range(1, len(rows) + 1)).alias("source")
     )
 
 

@@ -1,0 +1,173 @@
+"""``qmcredit batch`` on payroll exports as preparers have them, through the command line: an
+export's bad row refuses its claim, naming the row as the export counts it, not the run; Excel,
+tab-separated and UTF-16 exports are read; and a claim refused once decided takes its return
+with it (L6)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import openpyxl
+import polars as pl
+import pytest
+
+from qmcredit.batch import synth
+
+EXE = Path(sys.executable).parent / "qmcredit"
+HEADERS = {"claim_id": "Client", "employee_id": "Emp #", "month": "Pay Month", "hours": "Hours Worked", "basis": "Status",
+           "ownership_interest": "Owner %", "owner_relation": "Relation"}
+COLUMNS = ",".join(f'{field}="{header}"' for field, header in HEADERS.items())
+
+
+def run(command: str, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(EXE), command, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, Path]:
+    found = synth.write(tmp_path_factory.mktemp("exports"), 40, 5, kind="csv", invalid_share=0)
+    rows = pl.read_csv(found["payroll"], infer_schema=False)
+    found["first"], found["second"] = rows.get_column("claim_id").unique(maintain_order=True).to_list()[:2]
+    return found
+
+
+@pytest.fixture(scope="module")
+def plain(tables, tmp_path_factory) -> pl.DataFrame:
+    """The claims as the payroll table itself decides them."""
+    out = tmp_path_factory.mktemp("plain") / "out"
+    r = run("batch", tables["claims"], tables["payroll"], "--periods", tables["periods"], "--out", out)
+    assert r.returncode == 0, r.stderr
+    return pl.read_parquet(out / "claims.parquet")
+
+
+def from_export(tables: dict, export: Path, out: Path) -> tuple[pl.DataFrame, dict[str, list[dict]], dict]:
+    """The batch run on ``export`` through ``COLUMNS``: its claims, those refused, its summary."""
+    r = run("batch", tables["claims"], export, "--periods", tables["periods"], "--out", out, "--payroll-columns", COLUMNS)
+    assert r.returncode == 0, r.stderr
+    return *decided(out), json.loads(r.stdout)
+
+
+def decided(out: Path) -> tuple[pl.DataFrame, dict[str, list[dict]]]:
+    claims = pl.read_parquet(out / "claims.parquet")
+    refused = {cid: json.loads(p) for cid, p in claims.filter(pl.col("status") == "invalid").select("claim_id", "problems").iter_rows()}
+    return claims, refused
+
+
+def test_an_exports_bad_rows_refuse_their_claims_not_the_run(tables, plain, tmp_path):
+    """Issue 16's export path: a month not in the column's format, a status the mapping does not
+    know and hours that read two ways (``1,60``) each refuse their own claim, named by the
+    export's line; the other claims are decided as the table decides them, and the summary counts
+    the rows. Before, the first such row refused the whole run (exit 2), and the hours' row was
+    named by the line of a scratch table removed when the run ended."""
+    rows = pl.read_csv(tables["payroll"], infer_schema=False)
+    first, second = tables["first"], tables["second"]
+    at = rows.with_row_index().group_by("claim_id").agg(pl.col("index").first())
+    one, two = (dict(at.iter_rows())[cid] for cid in (first, second))
+    bad = rows.with_row_index().with_columns(
+        pl.when(pl.col("index") == one).then(pl.lit("1,60")).otherwise(pl.col("hours")).alias("hours"),
+        pl.when(pl.col("index") == one + 1).then(pl.lit("2001-13")).otherwise(pl.col("month")).alias("month"),
+        pl.when(pl.col("index") == two).then(pl.lit("Contractor")).otherwise(pl.col("basis")).alias("basis"),
+    ).drop("index").rename(HEADERS)
+    export = tmp_path / "export.csv"
+    bad.write_csv(export)
+    out = tmp_path / "out"
+    claims, refused, summary = from_export(tables, export, out)
+    line = lambda k: f"export.csv line {k + 2}"  # noqa: E731 (the header is line 1)
+    assert {cid: refused[cid] for cid in (first, second)} == {
+        first: [{"location": line(one), "message": "hours: '1,60' is ambiguous: it could be read as 1.60 (comma as the decimal point) or as "
+                                                   "160 (comma as a thousands separator); write hours with a point as the decimal point "
+                                                   "and no other separator, e.g. 152.5"},
+                {"location": line(one + 1), "message": "month: '2001-13' is not a month in the column's format YYYY-MM; correct it, "
+                                                       "or choose the format with --date-format month=FORMAT"}],
+        second: [{"location": line(two), "message": "basis: 'Contractor' is not a known status; map it in the mapping file's values.basis "
+                                                    "(e.g. 'Contractor' = 'permanent')"}],
+    }
+    assert set(refused) - {first, second} == set(plain.filter(pl.col("status") == "invalid").get_column("claim_id"))
+    others = pl.col("claim_id").is_in([first, second]).not_()
+    assert claims.filter(others).equals(plain.filter(others))
+    assert (summary["rows"], summary["bad_rows"]) == (rows.height, 3)
+    manifest = json.loads((out / "manifest.json").read_text())  # how the export was read, as given
+    assert manifest["inputs"]["payroll"]["path"] == str(export.resolve()) and manifest["options"]["payroll_columns"] == COLUMNS
+
+
+def test_an_excel_export_with_title_rows_is_read_and_its_rows_named(tables, plain, tmp_path):
+    """An Excel workbook (a notes sheet, the payroll on the second under a title) was refused by
+    the batch as "unknown table kind"; it decides as the table, and a bad row is named by its
+    sheet and row as Excel shows them."""
+    rows = pl.read_csv(tables["payroll"], infer_schema=False)
+    book = openpyxl.Workbook()
+    book.active.title = "Notes"
+    book.active["A1"] = "exported 2007-01-15"
+    sheet = book.create_sheet("Payroll")
+    sheet.append(["Payroll by client, 2001-2006"])
+    sheet.append([])
+    sheet.append(list(HEADERS.values()))
+    for k, row in enumerate(rows.iter_rows()):
+        sheet.append(["Temp agency" if k == 0 and c == 4 else v for c, v in enumerate(row)])
+    export = tmp_path / "export.xlsx"
+    book.save(export)
+    claims, refused, _ = from_export(tables, export, tmp_path / "out")
+    first = rows.get_column("claim_id")[0]
+    assert [p["location"] for p in refused[first]] == ["export.xlsx sheet 'Payroll' row 4"]
+    others = pl.col("claim_id") != first
+    assert claims.filter(others).equals(plain.filter(others))
+
+
+@pytest.mark.parametrize("kind", ["tsv", "utf-16"])
+def test_tab_separated_and_utf16_payroll_tables_are_read(tables, plain, tmp_path, kind):
+    """A payroll table saved tab-separated (``.tsv``) or as UTF-16 text (Excel's "Unicode Text")
+    was refused by the batch (by its name, or as bytes that are not UTF-8); both decide as the table."""
+    text = Path(tables["payroll"]).read_text(encoding="utf-8")
+    table = tmp_path / ("payroll.tsv" if kind == "tsv" else "payroll.csv")
+    if kind == "tsv":
+        table.write_text(text.replace(",", "\t"), encoding="utf-8")
+    else:
+        table.write_text(text, encoding="utf-16")
+    out = tmp_path / "out"
+    r = run("batch", tables["claims"], table, "--periods", tables["periods"], "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert pl.read_parquet(out / "claims.parquet").equals(plain)
+
+
+def test_a_payroll_file_named_with_braces_is_named_in_its_problems(tables, tmp_path):
+    """A file name with braces (``pay{2006}.csv``) was taken for a template of the rows' names:
+    an internal error (exit 3) at the first bad row."""
+    rows = pl.read_csv(tables["payroll"], infer_schema=False)
+    table = tmp_path / "pay{2006}.csv"
+    rows.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("1,60")).otherwise(pl.col("hours")).alias("hours")).write_csv(table)
+    out = tmp_path / "out"
+    r = run("batch", tables["claims"], table, "--periods", tables["periods"], "--out", out)
+    assert r.returncode == 0, r.stderr
+    _, refused = decided(out)
+    assert [p["location"] for p in refused[rows.get_column("claim_id")[0]]] == ["pay{2006}.csv line 2"]
+
+
+@pytest.mark.parametrize("command", ["batch", "reform"])
+def test_a_location_refused_once_decided_takes_its_return_with_it(tables, tmp_path, command):
+    """L6: a return is decided with all its locations or not at all. A location with no payroll
+    row is refused once the partitions are decided; its return's other location was decided
+    anyway, its credit applied under a room shared with a claim that is not decided."""
+    first, second = tables["first"], tables["second"]
+    claims = pl.read_csv(tables["claims"], infer_schema=False)
+    shared = ("taxpayer_id", "taxpayer_name", "tax", "uez_benefit", "earlier_credit_period_start", "as_of", "options")
+    theirs = claims.filter(pl.col("claim_id") == first).row(0, named=True)
+    claims.with_columns(pl.when(pl.col("claim_id") == second).then(pl.lit(theirs[c])).otherwise(pl.col(c)).alias(c) for c in shared).write_csv(
+        tmp_path / "claims.csv")
+    periods = pl.read_csv(tables["periods"], infer_schema=False)
+    pl.concat([periods.filter(pl.col("claim_id") != second),
+               periods.filter(pl.col("claim_id") == first).with_columns(pl.lit(second).alias("claim_id"))]).write_csv(tmp_path / "periods.csv")
+    pl.read_csv(tables["payroll"], infer_schema=False).filter(pl.col("claim_id") != second).write_csv(tmp_path / "payroll.csv")
+    out = tmp_path / "out"
+    extra = ["--reform", Path(__file__).parents[2] / "examples" / "reforms" / "double_amounts.toml"] if command == "reform" else []
+    r = run(command, tmp_path / "claims.csv", tmp_path / "payroll.csv", "--periods", tmp_path / "periods.csv", "--out", out, *extra)
+    assert r.returncode == 0, r.stderr
+    scenarios = [out] if command == "batch" else [out / "scenarios" / "baseline", out / "scenarios" / "double_amounts"]
+    for folder in scenarios:
+        _, refused = decided(folder)
+        assert refused[second][0]["message"].startswith(f"no row of the payroll table has claim_id {second!r}")
+        assert refused[first] == [{"location": "claim_id", "message": f"{second} of the same return (taxpayer {theirs['taxpayer_id']!r}, L6) "
+                                   "cannot be decided; a return is decided with all its locations: correct it, and this claim is decided with it"}]
+        assert pl.read_parquet(folder / "ledger.parquet").filter(pl.col("claim_id").is_in([first, second])).is_empty()
