@@ -37,6 +37,16 @@ def _stderr():
 
 
 @contextmanager
+def _status(text: str):
+    """``text`` with a spinner on a terminal while the work in the block goes on; nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with _stderr().status(text):
+        yield
+
+
+@contextmanager
 def _progress(total_claims: int | None, label: str):
     """``advance(rows, claims)`` of a rich bar on a terminal, silent otherwise (and rich is then not
     even loaded: a batch run by a script starts reading its tables sooner); ``advance.start(n)``
@@ -136,7 +146,8 @@ def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None,
     from ..imports.options import mapping_from
     from ..loaders import import_payroll
 
-    read = import_payroll(payroll, mapping=mapping_from(columns, mapping, None, None))
+    with _status(f"reading the export {payroll.name} through its columns' mapping"):
+        read = import_payroll(payroll, mapping=mapping_from(columns, mapping, None, None))
     refused, problems = _by_claim(read)
     if "claim_id" not in read.table.columns:
         problems.append(Problem(payroll.name, "no claim_id column; map it with --payroll-columns claim_id=\"Header\""))
