@@ -85,12 +85,12 @@ def test_help_lists_the_other_shells_without_importing_them():
 
 
 def test_the_batch_takes_its_own_payroll_table_without_loading_the_rules(tmp_path):
-    """Issue 12's regression: recognising the payroll table's own columns (``_canonical_payroll``)
+    """Issue 12's regression: recognising the payroll table's own columns (``canonical_payroll``)
     must not import the export readers, the claim models or pyarrow before the read starts."""
     table = tmp_path / "payroll.parquet"
     pl.DataFrame({"claim_id": ["C1"], "employee_id": ["E1"], "month": ["2004-01"], "hours": ["160"]}).write_parquet(table)
-    statement = (f"from pathlib import Path\nfrom qmcredit.batch.cli import _canonical_payroll\n"
-                 f"assert _canonical_payroll(Path({str(table)!r}), None, None, Path({str(tmp_path)!r}), 'run') == (Path({str(table)!r}), None)")
+    statement = (f"from pathlib import Path\nfrom qmcredit.batch.cli import canonical_payroll\n"
+                 f"assert canonical_payroll(Path({str(table)!r}), None, None, Path({str(tmp_path)!r}), 'run') == (Path({str(table)!r}), None)")
     assert loaded_after(statement) == []
 
 

@@ -197,3 +197,21 @@ def test_reading_an_export_is_shown_on_a_terminal(tables, tmp_path):
         shown += chunk
     assert proc.wait(timeout=300) == 0 and json.loads(proc.stdout.read())["claims"] == 40
     assert b"reading the export export.csv through its columns' mapping" in shown
+
+
+def test_the_reform_reads_an_export_as_the_batch_does(tables, tmp_path):
+    """``qmcredit reform`` took the payroll table only; an analyst's export is read as the batch
+    reads it, its bad row refusing its claim by the export's line, in every scenario."""
+    rows = pl.read_csv(tables["payroll"], infer_schema=False)
+    export = tmp_path / "export.csv"
+    rows.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("Intern")).otherwise(pl.col("basis")).alias("basis")).rename(
+        HEADERS).write_csv(export)
+    batch, _, _ = from_export(tables, export, tmp_path / "batch")
+    out = tmp_path / "reform"
+    r = run("reform", tables["claims"], export, "--periods", tables["periods"], "--out", out, "--payroll-columns", COLUMNS,
+            "--reform", Path(__file__).parents[2] / "examples" / "reforms" / "double_amounts.toml")
+    assert r.returncode == 0, r.stderr
+    assert pl.read_parquet(out / "scenarios" / "baseline" / "claims.parquet").equals(batch)
+    _, refused = decided(out / "scenarios" / "double_amounts")
+    assert refused[rows.get_column("claim_id")[0]][0]["location"] == "export.csv line 2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["batch", "export.csv", "reform"]  # no scratch table left

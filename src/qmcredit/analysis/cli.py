@@ -69,22 +69,28 @@ def reform(
     scheduler: Annotated[Optional[str], typer.Option(help="Decide partitions on the Dask cluster at this address (workdir must be shared storage).")] = None,
     rows_per_partition: Annotated[int, typer.Option(help="Payroll rows in memory at once, shared by the --jobs processes: bounds memory.", min=1)] = 6_000_000,
     workdir: Annotated[Optional[Path], typer.Option(help="An existing folder for the partition files (default: inside --out); on a cluster, storage every worker sees.", file_okay=False, exists=True)] = None,
+    payroll_columns: Annotated[Optional[str], typer.Option("--payroll-columns", help='The payroll table\'s columns, when not the payroll table\'s own names, e.g. claim_id="Client",employee_id="Emp #" (docs/payroll.md).')] = None,
+    mapping: Annotated[Optional[Path], typer.Option("--mapping", help="A mapping file for the payroll table (qmcredit columns --save-mapping).")] = None,
 ) -> None:
     """Decide the same claims under the baseline and under each reform, side by side: per claim,
     in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
+    from ..batch.cli import canonical_payroll
     from ..batch.outputs import whole_folder
     from ..law.parameter_set import baseline, load_reform
     from .outputs import ours
     from .reform import decide_scenarios
     from .tables import analysis_tables
 
+    mapped = None
     try:
         sets = [baseline(), *(load_reform(p) for p in reforms)]
         names = [s.name for s in sets]
         if len(set(names)) < len(names):
             raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
+        table, read_from = canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)  # an export, as the batch reads it
+        mapped, payroll = (table if table != payroll else None), table
         with whole_folder(out, ours) as fresh:
-            plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or fresh}
+            plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or fresh, "read_from": read_from}
             started = time.perf_counter()
             if workers or scheduler:
                 from ..batch.distributed import cluster, dask_map
@@ -101,6 +107,9 @@ def reform(
             written = write_all(tables, described, fresh, each)
     except ClaimError as e:
         refuse(e, 2)
+    finally:
+        if mapped is not None:
+            mapped.unlink(missing_ok=True)
     totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
               for row in tables["totals"].iter_rows(named=True)}
     info["seconds"] |= {"tables_and_files": round(time.perf_counter() - decided, 2), "total": round(time.perf_counter() - started, 2)}

@@ -20,8 +20,8 @@ from pathlib import Path
 import polars as pl
 
 from ..batch.engine import (
-    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, _refuse, _started, _unmatched, decide_planned, local_processes, payroll_rows, refusals,
-    serial_map,
+    DEFAULT_ROWS_PER_PARTITION, ROWS_PER_PROCESS, Mapper, ReadFrom, _refuse, _started, _unmatched, decide_planned, local_processes, payroll_rows,
+    refusals, serial_map,
 )
 from ..batch.outputs import in_order, remove_stale
 from ..batch.tables import read_tables
@@ -42,13 +42,15 @@ class Scenario:
 def decide_scenarios(
     claims: Path, payroll: Path, periods: Path | None, sets: list[ParameterSet], *, jobs: int = 1,
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION, rows_per_process: int = ROWS_PER_PROCESS, mapper: Mapper | None = None,
-    min_partitions: int = 1, workdir: Path | None = None,
+    min_partitions: int = 1, workdir: Path | None = None, read_from: ReadFrom | None = None,
 ) -> tuple[list[Scenario], dict]:
     """Every claim decided under each of ``sets`` (the baseline first), and what was read. The
     partitions are planned as ``qmcredit batch`` plans them (``jobs`` local processes, one per
     ``rows_per_process`` rows, sharing ``rows_per_partition``; or ``mapper``, Dask's), and claims
     without payroll rows refused as it refuses them. ``workdir``: where the partition files go
-    (shared storage on a cluster)."""
+    (shared storage on a cluster). ``read_from``: the export the payroll table was made of
+    (``engine.ReadFrom``), its rows named and its claims refused as the batch does."""
+    read_from = read_from or ReadFrom.table(payroll)
     started = time.perf_counter()
     table, ptable = read_tables(claims, periods)
     rows = payroll_rows(payroll)
@@ -63,13 +65,15 @@ def decide_scenarios(
     try:  # the partitions' ledger rows are read from ``scratch`` (``PartitionResult.ledger_rows``) before it goes
         with local_processes(jobs, _started) if local and jobs > 1 else nullcontext(mapper or serial_map) as run:
             results, n = decide_planned(lambda: (table, ptable), payroll, rows, rows_per_partition // jobs, min_partitions, run, local, jobs, scratch,
-                                        (False, sets), None)
+                                        (False, sets), None, row_name=read_from.row_name)
         deciding = round(time.perf_counter() - started, 2)
         taxes = taxes_of(table)
         read = {k: sum(getattr(r[1][0], k) for r in results) for k in ("rows", "bad_rows", "orphan_rows")}  # the first scenario's: the reading is shared
+        read["rows"] += read_from.left_out
+        read["bad_rows"] += read_from.left_out
         unrowed = {cid for r in results for cid in r[1][0].unrowed}  # the partitions' claims without a row: no second read of the payroll
         decided = [in_order(pl.concat([r[1][i].claims for r in results]), "claim_id") for i in range(len(sets))]
-        unmatched = _unmatched(claims, payroll, pl.concat(decided), unrowed)  # as the batch refuses them
+        unmatched = read_from.found(_unmatched(claims, payroll, pl.concat(decided), unrowed, read_from.files.get("payroll")))  # as the batch
         out = []
         for i, (params, c) in enumerate(zip(sets, decided)):
             ln = _ledger(results, i)  # one scenario's rows at a time (memory)

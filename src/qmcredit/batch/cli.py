@@ -90,7 +90,7 @@ def batch(
     """Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."""
     mapped = None
     try:
-        table, read_from = _canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
+        table, read_from = canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
         mapped = table if table != payroll else None
         payroll = table
         with _progress(None, "claims") as advance:
@@ -114,7 +114,7 @@ def batch(
     typer.echo(json.dumps(summary.to_dict(), indent=2))
 
 
-def _canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> tuple[Path, engine.ReadFrom | None]:
+def canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> tuple[Path, engine.ReadFrom | None]:
     """The payroll table itself when its columns are the payroll table's and nothing is mapped
     (the batch's speed); else the export read through the mapping (``qmcredit.imports``) and
     written as a scratch Parquet payroll table in ``folder`` (beside ``--out``, never in it: the

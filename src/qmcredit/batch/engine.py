@@ -130,6 +130,12 @@ class ReadFrom:
         """A payroll table read as it is."""
         return ReadFrom({}, (f"{payroll.name} line ", ""))
 
+    def found(self, unmatched: dict[str, list[Problem]]) -> dict[str, list[Problem]]:
+        """The claims refused for rows the export could not give, then those no row matched
+        (``_unmatched``): a claim all of whose rows the export left out has its rows' problems,
+        not "no row"."""
+        return self.refused | {cid: p for cid, p in unmatched.items() if cid not in self.refused}
+
 
 @dataclass
 class Summary:
@@ -352,7 +358,7 @@ def _run(
         from .partition import invalid_json  # the rules' modules are loaded by now
 
         unmatched = _unmatched(claims, payroll, claims_df, {cid for _, r in results for cid in r.unrowed}, read_from.files.get("payroll", payroll))
-        refused = refusals(claims_df, read_from.refused | {cid: p for cid, p in unmatched.items() if cid not in read_from.refused})
+        refused = refusals(claims_df, read_from.found(unmatched))
         if refused:
             claims_df, ledger_df = _refuse(claims_df, ledger_df, refused)
         jsonl_lines = [[(cid, invalid_json(cid, refused[cid]) if cid in refused else line) for cid, line in r.jsonl] for _, r in results]
