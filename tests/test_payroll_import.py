@@ -392,3 +392,25 @@ def test_a_column_of_excel_day_numbers_is_named_as_such(tmp_path):
         f"these look like Excel day numbers ({example} would be {day_of(example)}); format the column as dates in Excel and save the "
         "export again"), problem
     assert day_of(example)[:7] == min(m for e in doc["employees"] for m in e["hours"])
+
+
+def test_a_contract_status_is_not_taken_for_a_temporary_employee(tmp_path):
+    """"Contract" was read as ``temporary`` by default, so an independent contractor's hours
+    counted as a temporary employee's part-time equivalent and raised the credit. It reads two
+    ways: the problem says both, and the mapping file's ``values.basis`` decides."""
+    doc = load_doc(EXAMPLES / "01-expansion-cap-carryforward.claim.json")
+    rows = export_rows(doc, month=lambda m: m)
+    temps = {r["Employee ID"] for r in rows if r["Emp Type"] == "Temp"}
+    for r in rows:
+        if r["Employee ID"] in temps:
+            r["Emp Type"] = "Contract"
+    write_csv(tmp_path / "export.csv", rows)
+    claim = header(tmp_path, "01-expansion-cap-carryforward", "export.csv")
+    with pytest.raises(ClaimError) as e:
+        qmcredit.load_claim(claim)
+    (p,) = e.value.problems
+    assert p.message.endswith("rows like this: 'Contract' is not a known status: a contract employee is temporary, but an independent "
+                              "contractor is not an employee and their rows leave the payroll; say which in the mapping file's "
+                              "values.basis (e.g. 'Contract' = 'temporary')"), p.message
+    said = Mapping(values={"basis": {"Contract": "temporary"}})
+    assert figures(qmcredit.decide(qmcredit.load_claim(claim, Settings(said)))) == figures(monthly("01-expansion-cap-carryforward"))

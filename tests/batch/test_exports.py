@@ -69,7 +69,7 @@ def test_an_exports_bad_rows_refuse_their_claims_not_the_run(tables, plain, tmp_
     bad = rows.with_row_index().with_columns(
         pl.when(pl.col("index") == one).then(pl.lit("1,60")).otherwise(pl.col("hours")).alias("hours"),
         pl.when(pl.col("index") == one + 1).then(pl.lit("2001-13")).otherwise(pl.col("month")).alias("month"),
-        pl.when(pl.col("index") == two).then(pl.lit("Contractor")).otherwise(pl.col("basis")).alias("basis"),
+        pl.when(pl.col("index") == two).then(pl.lit("Intern")).otherwise(pl.col("basis")).alias("basis"),
     ).drop("index").rename(HEADERS)
     export = tmp_path / "export.csv"
     bad.write_csv(export)
@@ -82,8 +82,8 @@ def test_an_exports_bad_rows_refuse_their_claims_not_the_run(tables, plain, tmp_
                                                    "and no other separator, e.g. 152.5"},
                 {"location": line(one + 1), "message": "month: '2001-13' is not a month in the column's format YYYY-MM; correct it, "
                                                        "or choose the format with --date-format month=FORMAT"}],
-        second: [{"location": line(two), "message": "basis: 'Contractor' is not a known status; map it in the mapping file's values.basis "
-                                                    "(e.g. 'Contractor' = 'permanent')"}],
+        second: [{"location": line(two), "message": "basis: 'Intern' is not a known status; map it in the mapping file's values.basis "
+                                                    "(e.g. 'Intern' = 'permanent')"}],
     }
     assert set(refused) - {first, second} == set(plain.filter(pl.col("status") == "invalid").get_column("claim_id"))
     others = pl.col("claim_id").is_in([first, second]).not_()

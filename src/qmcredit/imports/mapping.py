@@ -61,7 +61,9 @@ _BY_NAME = {_key(n): f for f, names in _NAMES.items() for n in names}
 # guessed as hours, though a mapping may name them.
 _LEAVE = re.compile(r"\b(pto|vacation|vac|holiday|hol|sick|leave|bereavement|jury|personal)\b")
 
-#: Value maps by field: an export's words for the payroll table's. A mapping file's ``values``
+#: Value maps by field: an export's words for the payroll table's. Not "Contract": a contract
+#: employee is temporary, an independent contractor is no employee at all (whose hours, counted
+#: as a temporary's part-time equivalent, would raise the credit): the user says which. A mapping file's ``values``
 #: adds to or replaces these; values are compared lower-cased, without surrounding spaces.
 VALUES: dict[str, dict[str, str]] = {
     "basis": {
@@ -69,7 +71,7 @@ VALUES: dict[str, dict[str, str]] = {
         "part-time": "permanent", "f": "permanent", "p": "permanent", "regular": "permanent", "reg": "permanent",
         "perm": "permanent", "permanent": "permanent", "fte": "permanent", "salaried": "permanent", "hourly": "permanent",
         "regular full time": "permanent", "regular part time": "permanent",
-        "temp": "temporary", "temporary": "temporary", "t": "temporary", "tmp": "temporary", "contract": "temporary",
+        "temp": "temporary", "temporary": "temporary", "t": "temporary", "tmp": "temporary",
         "seasonal": "seasonal", "season": "seasonal", "s": "seasonal", "seas": "seasonal",
     },
     "relation": {

@@ -331,10 +331,7 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
                 w = table.get(v.strip().lower()) if v is not None else ""
                 if w is None:
                     bad_rows.add(i)
-                    kind = "basis" if f == "basis" else "relation"
-                    problems.append(Problem(source[i], f"{f}: {v!r} is not a known {'status' if f == 'basis' else 'relation to an owner'}; "
-                                                       f"map it in the mapping file's values.{kind} (e.g. {v!r} = "
-                                                       f"{'permanent' if f == 'basis' else 'descendant'!r})"))
+                    problems.append(Problem(source[i], _unknown_word(f, v)))
                 words.append(w)
             if f == "basis":
                 out["basis"] = [w or None for w in words]
@@ -362,6 +359,21 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     if columns.get("hours") and len(columns["hours"]) > 1:
         notes.append(f"hours = {' + '.join(map(repr, columns['hours']))} (hours worked; paid leave is not counted: RULES.md)")
     return Imported(table, present, columns, formats, notes, problems, sheets, preview, seen_values, left_out, (f"{where} ", sums))
+
+
+_CONTRACTOR = re.compile(r"contract|1099|independent|freelance|consultant", re.IGNORECASE)
+
+
+def _unknown_word(field: str, word: str) -> str:
+    """The problem of a status or relation the mapping does not know, and how to map it. A word
+    for a contractor reads two ways (a contract employee is temporary; an independent contractor
+    is no employee, whose rows leave the payroll): the message says both."""
+    if field != "basis":
+        return f"{field}: {word!r} is not a known relation to an owner; map it in the mapping file's values.relation (e.g. {word!r} = 'descendant')"
+    if _CONTRACTOR.search(word):
+        return (f"basis: {word!r} is not a known status: a contract employee is temporary, but an independent contractor is not an "
+                f"employee and their rows leave the payroll; say which in the mapping file's values.basis (e.g. {word!r} = 'temporary')")
+    return f"basis: {word!r} is not a known status; map it in the mapping file's values.basis (e.g. {word!r} = 'permanent')"
 
 
 def _formats(grid: _Grid, columns: dict[str, list[str]], mapping: Mapping) -> dict[str, str]:
