@@ -210,6 +210,20 @@ def test_a_document_named_in_any_script_is_downloaded_under_its_own_name(people,
         assert got.headers["content-disposition"] == f"attachment; filename=\"2005.pdf\"; filename*=UTF-8''{quote('租约 2005.pdf', safe='')}"
 
 
+def test_a_latin_name_keeps_its_letters_in_the_plain_name(people, claim_id):
+    """The plain ASCII name of ``Łódź Straße.pdf`` dropped the letters Unicode does not decompose
+    (``odz Strae.pdf``); they are spelled plainly (``Lodz Strasse.pdf``)."""
+    from urllib.parse import quote
+
+    preparer = people("preparer")
+    r = preparer.post(f"/claims/{claim_id}/documents", {"kind": "lease", "cites": "location.operations_began"},
+                      files={"file": ("Łódź Straße.pdf", b"%PDF-1.4 lease", "application/pdf")})
+    assert r.status_code == 200
+    doc = [d for d in preparer.api(f"/claims/{claim_id}/documents") if d["filename"] == "Łódź Straße.pdf"][-1]
+    got = preparer.get(f"/api/v1/documents/{doc['id']}/content")
+    assert got.headers["content-disposition"] == f"attachment; filename=\"Lodz Strasse.pdf\"; filename*=UTF-8''{quote('Łódź Straße.pdf', safe='')}"
+
+
 def test_the_ledger_page_shows_the_apis_ledger_with_the_refund_certified(people, claim_id):
     """L4, L6, R1: balances by year of origin, the return's periods, the refund certified."""
     preparer = people("preparer")

@@ -22,9 +22,15 @@ KINDS = ("payroll_register", "payroll_table", "lease", "certificate", "certifica
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 
 
+#: Latin letters that Unicode does not decompose into a plain letter and a mark: their plain
+#: spelling (``Łódź`` is ``Lodz``, not ``odz``).
+_PLAIN_LETTERS = str.maketrans({"Ł": "L", "ł": "l", "Ø": "O", "ø": "o", "Đ": "D", "đ": "d", "Ð": "D", "ð": "d", "Ħ": "H", "ħ": "h",
+                                "ı": "i", "ß": "ss", "Æ": "AE", "æ": "ae", "Œ": "OE", "œ": "oe", "Þ": "Th", "þ": "th"})
+
+
 def _ascii(text: str) -> str:
     """``text`` in plain ASCII a file name keeps: accents dropped, any other character ``_``."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    plain = unicodedata.normalize("NFKD", text.translate(_PLAIN_LETTERS)).encode("ascii", "ignore").decode()
     return "".join(ch if ch.isalnum() or ch in "-_ ()" else "_" for ch in plain).strip(" _")
 
 
