@@ -18,7 +18,7 @@ def test_documents_are_kept_with_their_hash_and_cite_figures(office):
     req = r.json()
     assert req["answered_by_document_id"] is None
     bad = office.client.post(f"/api/v1/claims/{cid}/evidence-requests", headers=office.auth("examiner"), json={"figure": "no.such"})
-    assert bad.status_code == 422 and bad.json()["problems"][0]["location"] == "cites[0]"
+    assert bad.status_code == 422 and bad.json()["problems"][0]["location"] == "figure"  # the field given (it said cites[0])
     content = b"%PDF-1.4 certificate of occupancy 2004-117"
     r = office.client.post(f"/api/v1/claims/{cid}/documents", headers=office.auth("preparer"),
                            files={"file": ("co.pdf", content, "application/pdf")},
