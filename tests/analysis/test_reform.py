@@ -187,9 +187,9 @@ def test_claims_without_payroll_rows_are_refused_as_the_batch_refuses_them(data,
 
     told = []
 
-    def unmatched(claims, payroll, decided, unrowed=None):
+    def unmatched(claims, payroll, decided, unrowed=None, shown=None):
         told.append(unrowed)
-        return engine._unmatched(claims, payroll, decided, unrowed)
+        return engine._unmatched(claims, payroll, decided, unrowed, shown)
 
     monkeypatch.setattr(reform, "_unmatched", unmatched)
     sets = [baseline(), load_reform(data / "reforms/amounts.toml")]
