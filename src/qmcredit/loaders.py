@@ -39,10 +39,10 @@ def _direct(data: bytes, kind: str, name: str) -> tuple[pl.DataFrame, str] | Non
     """A CSV or Parquet table whose header is already the payroll table's, read as before (the
     batch's and large tables' speed), and what its rows' sources say before their numbers; None
     for any other table (``imports`` reads it)."""
-    from .imports.table import is_canonical
+    from .imports.table import is_canonical, utf16
 
     if kind == "csv":
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 text: ``imports`` decodes it
+        if utf16(data):  # ``imports`` decodes it
             return None
         first = data[:4096].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
         if not is_canonical(next(csv.reader([first]), [])):
@@ -62,7 +62,8 @@ def _direct(data: bytes, kind: str, name: str) -> tuple[pl.DataFrame, str] | Non
     extra = [c for c in df.columns if c not in RAW_COLUMNS and c != "claim_id"]
     if extra:
         df = df.drop(extra)
-    return df.with_columns(row_names(f"{name} {unit} ", pl.int_range(offset, pl.len() + offset)).alias("source")), f"{name} {unit} "
+    before = f"{name} {unit} "
+    return df.with_columns(row_names(before, pl.int_range(offset, pl.len() + offset)).alias("source")), before
 
 
 def import_payroll(data: bytes | str | Path, *, kind: str | None = None, name: str = "payroll", mapping: Mapping | None = None,

@@ -74,22 +74,20 @@ def reform(
 ) -> None:
     """Decide the same claims under the baseline and under each reform, side by side: per claim,
     in totals, by fiscal year, tax, firm size and credit year (docs/analysis.md)."""
-    from ..batch.cli import canonical_payroll
+    from ..batch.cli import payroll_table
     from ..batch.outputs import whole_folder
     from ..law.parameter_set import baseline, load_reform
     from .outputs import ours
     from .reform import decide_scenarios
     from .tables import analysis_tables
 
-    mapped = None
     try:
         sets = [baseline(), *(load_reform(p) for p in reforms)]
         names = [s.name for s in sets]
         if len(set(names)) < len(names):
             raise ClaimError([Problem("--reform", f"two scenarios are named alike ({', '.join(names)}); give each reform its own name")])
-        table, read_from = canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)  # an export, as the batch reads it
-        mapped, payroll = (table if table != payroll else None), table
-        with whole_folder(out, ours) as fresh:
+        with payroll_table(payroll, payroll_columns, mapping, workdir or out.parent, out.name) as (payroll, read_from), \
+                whole_folder(out, ours) as fresh:  # an export read as the batch reads it
             plan = {"rows_per_partition": rows_per_partition, "workdir": workdir or fresh, "read_from": read_from}
             started = time.perf_counter()
             if workers or scheduler:
@@ -107,9 +105,6 @@ def reform(
             written = write_all(tables, described, fresh, each)
     except ClaimError as e:
         refuse(e, 2)
-    finally:
-        if mapped is not None:
-            mapped.unlink(missing_ok=True)
     totals = {row["scenario"]: {k: row[k] for k in ("eligible", "credit", "applied", "refunded", "forfeited", "carried_forward", "cost", "new_positions")}
               for row in tables["totals"].iter_rows(named=True)}
     info["seconds"] |= {"tables_and_files": round(time.perf_counter() - decided, 2), "total": round(time.perf_counter() - started, 2)}

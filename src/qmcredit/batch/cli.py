@@ -11,7 +11,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Iterator, NoReturn, Optional
 
 import typer
 
@@ -88,12 +88,9 @@ def batch(
     mapping: Annotated[Optional[Path], typer.Option("--mapping", help="A mapping file for the payroll table (qmcredit columns --save-mapping).")] = None,
 ) -> None:
     """Decide every claim of a claims table against one payroll table (N.J.S.A. 52:27BBB-55)."""
-    mapped = None
     try:
-        table, read_from = canonical_payroll(payroll, payroll_columns, mapping, workdir or out.parent, out.name)
-        mapped = table if table != payroll else None
-        payroll = table
-        with _progress(None, "claims") as advance:
+        with payroll_table(payroll, payroll_columns, mapping, workdir or out.parent, out.name) as (payroll, read_from), \
+                _progress(None, "claims") as advance:
             given = {"periods": periods, "jsonl": jsonl, "rows_per_partition": rows_per_partition, "workdir": workdir, "on_progress": advance,
                      "on_start": advance.start, "read_from": read_from}
             if workers or scheduler:
@@ -108,10 +105,19 @@ def batch(
         refuse(e, 1)
     except ClaimError as e:
         refuse(e, 2)
-    finally:
-        if mapped is not None:
-            mapped.unlink(missing_ok=True)
     typer.echo(json.dumps(summary.to_dict(), indent=2))
+
+
+@contextmanager
+def payroll_table(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> Iterator[tuple[Path, engine.ReadFrom | None]]:
+    """``canonical_payroll``'s table and what it was made of, for the block (the batch's, the
+    reform's); a scratch table made of an export removed when the block ends, however it ends."""
+    table, read_from = canonical_payroll(payroll, columns, mapping, folder, run)
+    try:
+        yield table, read_from
+    finally:
+        if table != payroll:
+            table.unlink(missing_ok=True)
 
 
 def canonical_payroll(payroll: Path, columns: str | None, mapping: Path | None, folder: Path, run: str) -> tuple[Path, engine.ReadFrom | None]:

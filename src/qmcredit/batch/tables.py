@@ -218,7 +218,8 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
     text = [c for c in wanted if pa.types.is_string(schema.field(named[c]).type) or pa.types.is_large_string(schema.field(named[c]).type)]
     file = pq.ParquetFile(path, read_dictionary=[named[c] for c in text])
     first, count = rows or (0, file.metadata.num_rows)
-    columns = [named[c] for c in wanted]
+    given = LINE in schema.names  # a table made of an export: each row's number in it
+    columns = [named[c] for c in wanted] + ([LINE] if given else [])
     groups, start, skip, tail = [], 0, 0, 0
     for g in range(file.metadata.num_row_groups):  # the row groups holding the rows
         n = file.metadata.row_group(g).num_rows
@@ -246,7 +247,7 @@ def read_coded(path: Path, rows: tuple[int, int] | None = None) -> tuple[pl.Data
     read = pl.from_arrow(pa.table({c: arrow[c] for c in wanted if c not in text}
                                   | {c: pa.chunked_array([chunk.indices for chunk in arrow[c].chunks], type=arrow[c].type.index_type) for c in text}))
     line = first_line(path) + first
-    lines = (pl.from_arrow(file.read_row_groups(groups, columns=[LINE]).slice(skip, count).column(LINE)).cast(pl.UInt32) if LINE in schema.names
+    lines = (pl.from_arrow(table.column(LINE)).cast(pl.UInt32) if given
              else pl.int_range(line, line + table.num_rows, dtype=pl.UInt32, eager=True))
     frame = pl.DataFrame([lines.alias("_line")]).with_columns(read.get_column(c).cast(pl.Utf8) for c in wanted if c not in text)
     coded: Coded = {}

@@ -125,9 +125,14 @@ def _grid_from_rows(rows: list[list[Any]], numbers: list[int], unit: str, mappin
     return _Grid(headers, [r for r, _ in body], [n for _, n in body], unit)
 
 
+def utf16(data: bytes) -> bool:
+    """Text that begins with UTF-16's byte-order mark: Excel's "Unicode Text" (tab-separated)."""
+    return data[:2] in (b"\xff\xfe", b"\xfe\xff")
+
+
 def _read_csv_grid(data: bytes, mapping: Mapping, where: str) -> _Grid:
-    try:  # UTF-16 with its byte-order mark: Excel's "Unicode Text" (tab-separated); else UTF-8; else Windows' code page
-        text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("utf-8-sig")
+    try:  # UTF-16 with its byte-order mark; else UTF-8; else Windows' code page
+        text = data.decode("utf-16") if utf16(data) else data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("cp1252", errors="replace")
     sample = "\n".join(text.splitlines()[:_SCAN])

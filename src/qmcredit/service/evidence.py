@@ -73,22 +73,22 @@ def resolves(path: str, *roots: dict) -> bool:
     return False
 
 
-def _check_cites(session: Session, claim: Claim, cites: list[str], field: str = "cites") -> None:
+def _check_cites(session: Session, claim: Claim, cites: list[str], places: list[str] | None = None) -> None:
     """Every figure cited names a figure of the claim's determination or document, or one of its
-    employees; else 422, each problem at ``field`` (``cites[i]``, or an evidence request's
-    ``figure``)."""
+    employees; else 422, each problem at its figure's place (default ``cites[i]``; an evidence
+    request's is ``figure``)."""
     rev = session.execute(select(Revision).where(Revision.claim_id == claim.id, Revision.number == claim.revision)).scalar_one()
     det, doc = exact_json.loads_stored(rev.determination), exact_json.loads_stored(rev.document)
     employees = {str(m.get("employee_id")) for m in _employee_rows(det)}
-    where = (lambda i: f"{field}[{i}]") if field == "cites" else (lambda i: field)  # noqa: E731
+    places = places or [f"cites[{i}]" for i in range(len(cites))]
     bad = []
-    for i, figure in enumerate(cites):
+    for place, figure in zip(places, cites):
         if figure.startswith("employee:"):
             if figure[len("employee:"):] not in employees:
-                bad.append((where(i), f"{figure!r}: no such employee in the claim's payroll"))
+                bad.append((place, f"{figure!r}: no such employee in the claim's payroll"))
         elif not resolves(figure, det, doc):
-            bad.append((where(i), f"{figure!r} names no figure of the determination or the claim "
-                                       "(e.g. credit.year_one, periods[0].applied, location.operations_began, employee:E001)"))
+            bad.append((place, f"{figure!r} names no figure of the determination or the claim "
+                                 "(e.g. credit.year_one, periods[0].applied, location.operations_began, employee:E001)"))
     if bad:
         raise ApiError(422, "a citation names no figure", bad)
 
@@ -128,7 +128,7 @@ def request_evidence(session: Session, who: Principal, claim_id: int, figure: st
     require(who, "examiner")
     claim, _tp = claim_for(session, who, claim_id, lock=True)
     if not figure.startswith("employee:"):
-        _check_cites(session, claim, [figure], "figure")
+        _check_cites(session, claim, [figure], ["figure"])
     req = EvidenceRequest(claim_id=claim.id, figure=figure, rule=rule, message=message, requested_by=who.id)
     session.add(req)
     session.flush()
