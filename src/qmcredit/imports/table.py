@@ -66,18 +66,41 @@ class Unmapped(ClaimError):
 
 @dataclass
 class _Grid:
+    """A table's rows below its header: ``cells``, one text column a header (named by its place,
+    ``"0"``, ``"1"``...), a cell stripped of spaces and None when empty (but a Parquet file's, as
+    stored); ``numbers``, each row's number as a person sees it (line, sheet row)."""
+
     headers: list[str]
-    rows: list[list[Any]]
-    numbers: list[int]            # each row's number as a person sees it (line, sheet row)
+    cells: pl.DataFrame
+    numbers: pl.Series
     unit: str                     # "line", "sheet row", "row"
     excel_dates: set[int] = field(default_factory=set)
 
+    def column(self, header: str) -> pl.Series:
+        return self.cells.get_column(str(self.headers.index(header)))
 
-def _cell(v: Any) -> Any:
-    if isinstance(v, str):
-        v = v.strip()
-        return v or None
-    return v
+    def distinct(self, header: str) -> list[str]:
+        """The column's distinct values given (not empty), sorted."""
+        return sorted(self.column(header).drop_nulls().unique().to_list())
+
+    def first_rows(self, k: int) -> list[dict[str, str | None]]:
+        return [{h: r[j] for j, h in enumerate(self.headers) if h} for r in self.cells.head(k).iter_rows()]
+
+
+#: What ``str.strip()`` takes off a text: every character Python counts as a space (a test checks
+#: it), so that a cell is stripped in columns exactly as before, one text at a time.
+_SPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+          "\u2028\u2029\u202f\u205f\u3000")
+
+
+def _stripped(raw: pl.DataFrame) -> pl.DataFrame:
+    """Each cell stripped of spaces, None when nothing is left."""
+    return raw.select(pl.when(pl.col(c).str.strip_chars(_SPACE) != "").then(pl.col(c).str.strip_chars(_SPACE)).alias(c) for c in raw.columns)
+
+
+def _text_frame(rows: list[list[Any]], width: int) -> pl.DataFrame:
+    """Rows of texts (or None), some shorter than ``width``, as text columns ``"0"``, ``"1"``..."""
+    return pl.DataFrame([r + [None] * (width - len(r)) for r in rows], schema={str(j): pl.String for j in range(width)}, orient="row")
 
 
 def _score(row: list[Any]) -> int:
@@ -112,17 +135,20 @@ def _names(cells: list[Any]) -> list[str]:
     return out
 
 
-def _grid_from_rows(rows: list[list[Any]], numbers: list[int], unit: str, mapping: Mapping, where: str) -> _Grid:
-    at = _header_at(rows, mapping)
+def _grid_below_header(raw: pl.DataFrame, numbers: pl.Series, unit: str, mapping: Mapping, where: str) -> _Grid:
+    """``raw``'s header, found in its first rows, and the rows below it that hold anything, each
+    cell stripped (``numbers``: each row's)."""
+    cells = _stripped(raw)
+    head = [list(r) for r in cells.head(_SCAN).iter_rows()]
+    at = _header_at(head, mapping)
     if at is None:
         shown = "; ".join(f"{unit} {numbers[i]}: " + ", ".join(repr(str(v)) for v in r if v is not None)
-                          for i, r in enumerate(rows[:3]) if any(v is not None for v in r)) or "nothing"
+                          for i, r in enumerate(head[:3]) if any(v is not None for v in r)) or "nothing"
         raise ClaimError([Problem(where, f"no header row naming the payroll's columns (employee id, month or pay period, hours) in its first "
                                           f"{_SCAN} rows; found {shown}; map the columns with --columns or a mapping file")])
-    width = max(len(r) for r in rows)
-    headers = _names(rows[at] + [None] * (width - len(rows[at])))
-    body = [(r + [None] * (width - len(r)), n) for r, n in zip(rows[at + 1:], numbers[at + 1:]) if any(v is not None for v in r)]
-    return _Grid(headers, [r for r, _ in body], [n for _, n in body], unit)
+    body = cells.slice(at + 1)
+    held = body.select(pl.any_horizontal(pl.all().is_not_null())).to_series()
+    return _Grid(_names(head[at]), body.filter(held), numbers.slice(at + 1).filter(held), unit)
 
 
 def utf16(data: bytes) -> bool:
@@ -130,24 +156,88 @@ def utf16(data: bytes) -> bool:
     return data[:2] in (b"\xff\xfe", b"\xfe\xff")
 
 
+def _sample(text: str) -> str:
+    """The first ``_SCAN`` lines of ``text``, split as ``str.splitlines`` splits (from a prefix
+    that holds them: not the whole export's lines)."""
+    n = 1 << 16
+    while True:
+        lines = text[:n].splitlines()
+        if len(lines) > _SCAN or n >= len(text):
+            return "\n".join(lines[:_SCAN])
+        n *= 4
+
+
 def _read_csv_grid(data: bytes, mapping: Mapping, where: str) -> _Grid:
     try:  # UTF-16 with its byte-order mark; else UTF-8; else Windows' code page
         text = data.decode("utf-16") if utf16(data) else data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("cp1252", errors="replace")
-    sample = "\n".join(text.splitlines()[:_SCAN])
+    sample = _sample(text)
     delimiter = max(",;\t|", key=sample.count)
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    rows, numbers = [], []
-    for row in reader:
-        rows.append([_cell(v) for v in row])
-        numbers.append(reader.line_num)
-    if not rows:
+    raw = _csv_by_lines(text, delimiter, sample)
+    if raw is not None:
+        numbers = pl.int_range(1, raw.height + 1, eager=True)
+    else:
+        reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+        rows, lines = [], []
+        for row in reader:
+            rows.append(row)
+            lines.append(reader.line_num)
+        raw, numbers = _text_frame(rows, max(1, *map(len, rows))) if rows else pl.DataFrame(), pl.Series(lines, dtype=pl.Int64)
+    if not raw.height:
         raise ClaimError([Problem(where, "the table is empty")])
-    return _grid_from_rows(rows, numbers, "line", mapping, where)
+    return _grid_below_header(raw, numbers, "line", mapping, where)
+
+
+#: How a delimiter is written in a regular expression's class and outside one.
+_IN_PATTERN = {",": ",", ";": ";", "\t": r"\t", "|": r"\|"}
+
+
+def _well_quoted(delimiter: str) -> str:
+    """A line whose every quote is a quoted field's (opening it, closing it, or doubled inside):
+    fields, each quoted whole or holding no quote, between delimiters."""
+    d = _IN_PATTERN[delimiter]
+    one = f'(?:"(?:[^"]|"")*"|[^"{d}]*)'
+    return rf"^{one}(?:{d}{one})*\r?$"
+
+
+def _lines(text: str) -> pl.Series:
+    """``text``'s lines (split at line feeds), as a column."""
+    return pl.Series([text]).str.split("\n").list.explode(empty_as_null=True)
+
+
+def _csv_by_lines(text: str, delimiter: str, sample: str) -> pl.DataFrame | None:
+    """CSV ``text``'s fields read by polars (about twenty times as fast as the csv module, which
+    reads it otherwise), where each row is one line of the text and its quotes are well placed:
+    then polars reads the rows as the csv module does, a blank line a row of nothing, and a row's
+    number is its line. That is so when every quote is a quoted field's (``_well_quoted``: the
+    readers differ on a quote closed before the field ends; a quoted field that spans lines, or is
+    left open at the end, is not whole on its line) and every line ends in a line feed (a carriage
+    return alone ends a line for the csv module, not for polars). None otherwise, or when polars
+    refuses the text: the csv module reads those. A test checks that the two agree on the texts
+    polars takes. ``sample``: the first lines, whose fields are as many as most lines'; a longer
+    line makes polars count every line's."""
+    if not text or "\r" in text.replace("\r\n", ""):
+        return None
+    lines = _lines(text) if '"' in text else None
+    if lines is not None and not lines.str.contains(_well_quoted(delimiter)).all():
+        return None
+    data = text.encode("utf-8")
+    width = 1 + max(line.count(delimiter) for line in sample.split("\n"))
+    for every_line in (False, True):
+        if every_line:  # the most fields any line may hold
+            lines = _lines(text) if lines is None else lines
+            width = 1 + (lines.str.count_matches(delimiter, literal=True).max() or 0)
+        try:
+            return pl.read_csv(data, has_header=False, separator=delimiter, quote_char='"', schema={str(j): pl.String for j in range(width)})
+        except pl.exceptions.PolarsError:
+            continue
+    return None
 
 
 def _excel_text(v: Any) -> Any:
+    if v is None or isinstance(v, str):
+        return v
     if isinstance(v, datetime):
         return v.date().isoformat() if v.time() == datetime.min.time() else v.isoformat(sep=" ")
     if isinstance(v, date):
@@ -156,9 +246,7 @@ def _excel_text(v: Any) -> Any:
         return str(int(v)) if v.is_integer() else repr(v)  # a cell's number, as Excel shows it
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    return _cell(v)
+    return str(v)
 
 
 def _read_excel_grid(data: bytes, mapping: Mapping, where: str) -> tuple[_Grid, list[str], str]:
@@ -186,11 +274,12 @@ def _read_excel_grid(data: bytes, mapping: Mapping, where: str) -> tuple[_Grid, 
             is_date = [[isinstance(v, (date, datetime)) for v in r] for r in raw]
             rows = [[_excel_text(v) for v in r] for r in raw]
             try:
-                grid = _grid_from_rows(rows, list(range(1, len(rows) + 1)), "sheet row", mapping, where)
+                grid = _grid_below_header(_text_frame(rows, max(map(len, rows))), pl.int_range(1, len(rows) + 1, eager=True), "sheet row",
+                                          mapping, where)
             except ClaimError as e:
                 failures.append(f"{sheet!r}: {e.problems[0].message}")
                 continue
-            first = next(i for i, n in enumerate(range(1, len(rows) + 1)) if n == grid.numbers[0]) if grid.numbers else 0
+            first = grid.numbers[0] - 1 if grid.numbers.len() else 0
             grid.excel_dates = {j for j in range(len(grid.headers)) if any(len(r) > j and r[j] for r in is_date[first:])}
             found.append((sheet, grid))
             if mapping.sheet is not None or sheet == names[0]:
@@ -207,10 +296,12 @@ def _read_excel_grid(data: bytes, mapping: Mapping, where: str) -> tuple[_Grid, 
 
 
 def _read_parquet_grid(data: bytes) -> _Grid:
+    """A Parquet file's columns as text, as stored (not stripped), a date as ``YYYY-MM-DD``."""
     df = pl.read_parquet(io.BytesIO(data))
     dated = {j for j, t in enumerate(df.dtypes) if t in (pl.Date, pl.Datetime)}
-    df = df.select(pl.col(c).cast(pl.Utf8) if df.schema[c] != pl.Date else pl.col(c).dt.to_string("%Y-%m-%d") for c in df.columns)
-    return _Grid(_names(df.columns), [list(r) for r in df.iter_rows()], list(range(1, df.height + 1)), "row", dated)
+    cells = df.select((pl.col(c).cast(pl.Utf8) if df.schema[c] != pl.Date else pl.col(c).dt.to_string("%Y-%m-%d")).alias(str(j))
+                      for j, c in enumerate(df.columns))
+    return _Grid(_names(df.columns), cells, pl.int_range(1, df.height + 1, eager=True), "row", dated)
 
 
 def is_canonical(headers: list[str]) -> bool:
@@ -236,21 +327,20 @@ def import_table(data: bytes, kind: str, name: str, mapping: Mapping | None = No
     notes = []
     if sheet is not None and len(sheets) > 1:
         notes.append(f"sheet {sheet!r} (of {', '.join(repr(s) for s in sheets)})")
-    if grid.numbers and grid.numbers[0] > 2:
+    if grid.numbers.len() and grid.numbers[0] > 2:
         notes.append(f"header on {grid.unit} {grid.numbers[0] - 1}, below {grid.numbers[0] - 2} title row(s)")
     return map_grid(grid, mapping, name, where, notes, sheets, roster)
 
 
-def _column(grid: _Grid, header: str) -> list[Any]:
-    j = grid.headers.index(header)
-    return [r[j] for r in grid.rows]
-
-
 def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[str], sheets: list[str], roster: bool = False) -> Imported:
+    """The grid's columns mapped to the payroll table's, in columns: each column's values read
+    once each (dates, status and relation words), then given to its rows."""
     problems: list[Problem] = []
+    n = grid.cells.height
+    nulls = dict(zip(grid.headers, grid.cells.null_count().row(0))) if grid.cells.width else {}
     present = [h for h in grid.headers if h]
-    ignored = [h for h in present if grid.rows and all(r[grid.headers.index(h)] is None for r in grid.rows)]
-    unnamed = [j for j, h in enumerate(grid.headers) if not h and any(r[j] is not None for r in grid.rows)]
+    ignored = [h for h in present if n and nulls[h] == n]
+    unnamed = [j for j, c in enumerate(grid.cells.get_columns()) if not grid.headers[j] and c.null_count() < n]
     if unnamed:
         notes.append(f"{len(unnamed)} column(s) without a header ignored")
     columns = guess([h for h in present if h not in ignored] if not mapping.columns else present, mapping)
@@ -268,102 +358,106 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     if missing:
         read = {h: f for f, hs in columns.items() for h in hs}
         shown = ", ".join(f"{h!r}" + (f" (read as {read[h]})" if h in read else "") for h in present)
-        preview = [{h: r[j] for j, h in enumerate(grid.headers) if h} for r in grid.rows[:5]]
         raise Unmapped([Problem(name, f"missing column(s) {', '.join(missing)}; the table's columns: {shown}; "
                                       f"map one with --columns {missing[0]}=\"Header\" (or a mapping file)")],
-                       Imported(pl.DataFrame(), present, columns, _formats(grid, columns, mapping), notes, [], sheets, preview))
+                       Imported(pl.DataFrame(), present, columns, _formats(grid, columns, mapping), notes, [], sheets, grid.first_rows(5)))
     notes += [f"{h!r} has no values: ignored" for h in ignored if h not in {x for hs in columns.values() for x in hs}]
-    n = len(grid.rows)
-    out: dict[str, list] = {}
-    totals = [i for i, r in enumerate(grid.rows) if any(isinstance(v, str) and _TOTALS.match(v) for v in r)]
-    for i in totals:
-        label = next(v for v in grid.rows[i] if isinstance(v, str) and _TOTALS.match(v))
-        problems.append(Problem(f"{where} {grid.numbers[i]}", f"{label!r} looks like a totals row: remove it, or end the table above it "
-                                                              "(a total is not an employee's hours)"))
-    keep = [i for i in range(n) if i not in set(totals)]
-    if totals:
-        grid = _Grid(grid.headers, [grid.rows[i] for i in keep], [grid.numbers[i] for i in keep], grid.unit, grid.excel_dates)
-        n = len(keep)
-    source = [f"{where} {k}" for k in grid.numbers]
+    grid = _totals_out(grid, where, problems)
+    n = grid.cells.height
+    source = pl.select(pl.concat_str(pl.lit(f"{where} "), pl.lit(grid.numbers).cast(pl.String))).to_series()
     formats: dict[str, str] = {}
     chosen = mapping.date_format
-    bad_rows: set[int] = set()
+    bad = pl.repeat(False, n, eager=True)
     sums = ""
     seen_values: dict[str, dict[str, str | None]] = {}
+    out: dict[str, pl.Series] = {}
     # a date column that fits two formats takes the one another date column of the table settles
-    detected = {f: dates.detect(f, sorted({str(v) for v in _column(grid, hs[0]) if v is not None}), chosen.get(f),
-                                grid.headers.index(hs[0]) in grid.excel_dates) for f, hs in columns.items() if f in DATE_FIELDS}
+    detected = {f: dates.detect(f, grid.distinct(hs[0]), chosen.get(f), grid.headers.index(hs[0]) in grid.excel_dates)
+                for f, hs in columns.items() if f in DATE_FIELDS}
     settled = {d.format for d in detected.values() if d.format and not d.problem}
     for f, d in detected.items():
         fits = [c for c in d.candidates if c in settled]
         if d.problem and len(fits) == 1:
-            detected[f] = dates.detect(f, sorted({str(v) for v in _column(grid, columns[f][0]) if v is not None}), fits[0])
+            detected[f] = dates.detect(f, grid.distinct(columns[f][0]), fits[0])
             notes.append(f"{f}: {fits[0]}, as the table's other dates (its values alone fit {' and '.join(d.candidates)})")
     for f, hs in columns.items():
         if f == "hours":
             out["hours"], sums = _hours(grid, hs)
             continue
-        values = [None if v is None else str(v) for v in _column(grid, hs[0])]
+        values = grid.column(hs[0])
         if f in DATE_FIELDS:
             found = detected[f]
             if found.problem:
                 problems.append(Problem(name, f"{f} ({hs[0]!r}): {found.problem}"))
-                bad_rows.update(range(n))
+                bad = pl.repeat(True, n, eager=True)
                 continue
             if found.format:
                 formats[f] = found.format
-            fmt = found.format or "?"
-            conv = []
-            for i, v in enumerate(values):
-                if v is None:
-                    conv.append(None)
-                elif found.values.get(v) is None:
-                    conv.append(None)
-                    bad_rows.add(i)
-                    what = "month" if f == "month" else "date"
-                    problems.append(Problem(source[i], f"{f}: {v!r} is not a {what} in the column's format {fmt}; correct it, "
-                                                       f"or choose the format with --date-format {f}=FORMAT"))
-                else:
-                    conv.append(found.values[v])
-            if f == "month":
-                conv = [c if c is not None or v is not None else "" for c, v in zip(conv, values)]
-            out[f] = conv
+            what = "month" if f == "month" else "date"
+            conv, unread = _each_value(values, found.values)
+            problems += (Problem(s, f"{f}: {v!r} is not a {what} in the column's format {found.format or '?'}; correct it, "
+                                    f"or choose the format with --date-format {f}=FORMAT") for s, v in _at(unread, source, values))
+            bad |= unread
+            out[f] = pl.select(pl.when(values.is_null()).then(pl.lit("")).otherwise(conv)).to_series() if f == "month" else conv
         elif f in ("basis", "relation", "owner_relation"):
             table = mapping.value_map("basis" if f == "basis" else "relation")
-            seen_values[f] = {v: table.get(v.strip().lower()) for v in sorted({v for v in values if v is not None})}
-            words = []
-            for i, v in enumerate(values):
-                w = table.get(v.strip().lower()) if v is not None else ""
-                if w is None:
-                    bad_rows.add(i)
-                    problems.append(Problem(source[i], _unknown_word(f, v)))
-                words.append(w)
+            seen_values[f] = {v: table.get(v.strip().lower()) for v in grid.distinct(hs[0])}
+            words, unknown = _each_value(values, seen_values[f])
+            problems += (Problem(s, _unknown_word(f, v)) for s, v in _at(unknown, source, values))
+            bad |= unknown
             if f == "basis":
-                out["basis"] = [w or None for w in words]
+                out["basis"] = words
             else:
-                out["owner_relation"] = [None if w in ("owner", "") else w for w in words]
-                owners = ["true" if w == "owner" else None for w in words]
-                if f == "relation" or "owner" in words:
-                    out["_owner"] = owners
+                out["owner_relation"] = pl.select(pl.when(words != "owner").then(words)).to_series()
+                if f == "relation" or (words == "owner").any():
+                    out["_owner"] = pl.select(pl.when(words == "owner").then(pl.lit("true"))).to_series()
         elif f == "ssn":
-            out["ssn"] = [None if v is None else re.sub(r"[\s-]", "", v).zfill(9) if re.fullmatch(r"[\d\s-]{7,11}", v) else v for v in values]
+            out["ssn"] = _each_value(values, {v: re.sub(r"[\s-]", "", v).zfill(9) if re.fullmatch(r"[\d\s-]{7,11}", v) else v
+                                              for v in grid.distinct(hs[0])})[0]
         else:
             out[f] = values
     if "_owner" in out:
         mine = out.pop("_owner")
-        given = out.get("ownership_interest") or [None] * n
-        out["ownership_interest"] = [o or g for o, g in zip(mine, given)]
+        out["ownership_interest"] = pl.select(pl.coalesce(mine, out["ownership_interest"]) if "ownership_interest" in out else mine).to_series()
     if len(columns.get("hours", [])) > 1:  # the trace names the columns summed (RULES.md, open question "paid leave")
-        source = [s + sums for s in source]
-    table = pl.DataFrame({**out, "source": source}, schema={**{c: pl.Utf8 for c in out}, "source": pl.Utf8})
+        source = source + sums
+    table = pl.DataFrame([s.alias(c).cast(pl.Utf8) for c, s in out.items()] + [source.alias("source")])
     left_out = None
-    if bad_rows:
-        bad = pl.int_range(pl.len()).is_in(sorted(bad_rows))
+    if bad.any():
         table, left_out = table.filter(~bad), table.filter(bad)
-    preview = [{h: r[j] for j, h in enumerate(grid.headers) if h} for r in grid.rows[:5]]
     if columns.get("hours") and len(columns["hours"]) > 1:
         notes.append(f"hours = {' + '.join(map(repr, columns['hours']))} (hours worked; paid leave is not counted: RULES.md)")
-    return Imported(table, present, columns, formats, notes, problems, sheets, preview, seen_values, left_out, (f"{where} ", sums))
+    return Imported(table, present, columns, formats, notes, problems, sheets, grid.first_rows(5), seen_values, left_out, (f"{where} ", sums))
+
+
+def _totals_out(grid: _Grid, where: str, problems: list[Problem]) -> _Grid:
+    """The grid without its rows that look like totals (a cell like ``Total`` or ``Grand total:``),
+    each a problem. Only the rows with a cell naming a total or a sum are looked at, cell by cell."""
+    near = grid.cells.with_row_index("_i").filter(pl.any_horizontal(pl.col(c).str.contains("(?i)total|sum") for c in grid.cells.columns))
+    totals = []
+    for i, *row in near.iter_rows():
+        label = next((v for v in row if v is not None and _TOTALS.match(v)), None)
+        if label is not None:
+            totals.append(i)
+            problems.append(Problem(f"{where} {grid.numbers[i]}", f"{label!r} looks like a totals row: remove it, or end the table above it "
+                                                                   "(a total is not an employee's hours)"))
+    if not totals:
+        return grid
+    keep = ~pl.int_range(grid.cells.height, eager=True).is_in(totals)
+    return _Grid(grid.headers, grid.cells.filter(keep), grid.numbers.filter(keep), grid.unit, grid.excel_dates)
+
+
+def _each_value(values: pl.Series, read: dict[str, str | None]) -> tuple[pl.Series, pl.Series]:
+    """``values`` read through ``read`` (each distinct value's reading), and where a value given
+    has none (None)."""
+    out = values.replace_strict(list(read), list(read.values()), default=None, return_dtype=pl.String) if read else pl.repeat(None, values.len(), dtype=pl.String, eager=True)
+    return out, values.is_not_null() & out.is_null()
+
+
+def _at(where: pl.Series, source: pl.Series, values: pl.Series) -> list[tuple[str, str]]:
+    """The rows ``where`` holds: each one's source and value."""
+    rows = where.arg_true()
+    return list(zip(source.gather(rows).to_list(), values.gather(rows).to_list()))
 
 
 _CONTRACTOR = re.compile(r"contract|1099|independent|freelance|consultant", re.IGNORECASE)
@@ -386,32 +480,35 @@ def _formats(grid: _Grid, columns: dict[str, list[str]], mapping: Mapping) -> di
     out = {}
     for f, hs in columns.items():
         if f in DATE_FIELDS:
-            d = dates.detect(f, sorted({str(v) for v in _column(grid, hs[0]) if v is not None}), mapping.date_format.get(f),
-                             grid.headers.index(hs[0]) in grid.excel_dates)
+            d = dates.detect(f, grid.distinct(hs[0]), mapping.date_format.get(f), grid.headers.index(hs[0]) in grid.excel_dates)
             if d.format and not d.problem:
                 out[f] = d.format
     return out
 
 
-def _hours(grid: _Grid, headers: list[str]) -> tuple[list[str | None], str]:
-    """The hours of each row: the one column's text, or the exact sum of several (a value that
-    is not a number is kept as it is, so the payroll's check names it)."""
-    cols = [_column(grid, h) for h in headers]
-    if len(cols) == 1:
-        return [None if v is None else str(v) for v in cols[0]], ""
-    out = []
-    for vals in zip(*cols):
-        total, bad, given = Decimal(0), None, False
-        for h, v in zip(headers, vals):
-            if v is None or str(v).strip() == "":
-                continue
-            given = True
-            try:
-                d = Decimal(hours_text_of(str(v)))  # a comma not a thousands separator stays, refused
-                if not d.is_finite():
-                    raise InvalidOperation
-                total += d
-            except InvalidOperation:
-                bad = bad or f"{v} ({h})"
-        out.append(bad if bad is not None else None if not given else format(total.normalize(), "f") if total else "0")
-    return out, f" (hours: {' + '.join(headers)})"
+def _hours(grid: _Grid, headers: list[str]) -> tuple[pl.Series, str]:
+    """The hours of each row: the one column's text, or the exact sum of several, made once for
+    each distinct set of values (a value that is not a number is kept as it is, so the payroll's
+    check names it)."""
+    if len(headers) == 1:
+        return grid.column(headers[0]), ""
+    given = pl.DataFrame([grid.column(h).alias(f"h{k}") for k, h in enumerate(headers)])
+    sets = given.unique()
+    sums = sets.with_columns(pl.Series("hours", [_sum(headers, vals) for vals in sets.iter_rows()], dtype=pl.String))
+    return given.join(sums, on=sets.columns, how="left", nulls_equal=True, maintain_order="left").get_column("hours"), f" (hours: {' + '.join(headers)})"
+
+
+def _sum(headers: list[str], vals: tuple) -> str | None:
+    total, bad, given = Decimal(0), None, False
+    for h, v in zip(headers, vals):
+        if v is None or str(v).strip() == "":
+            continue
+        given = True
+        try:
+            d = Decimal(hours_text_of(str(v)))  # a comma not a thousands separator stays, refused
+            if not d.is_finite():
+                raise InvalidOperation
+            total += d
+        except InvalidOperation:
+            bad = bad or f"{v} ({h})"
+    return bad if bad is not None else None if not given else format(total.normalize(), "f") if total else "0"
