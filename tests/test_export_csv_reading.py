@@ -20,7 +20,7 @@ from qmcredit.imports.table import _csv_by_lines, _sample, import_table
 
 #: Cells as exports and people write them, and the characters that make CSV hard: quotes whole,
 #: doubled, left open or closed early; delimiters; line breaks of each kind; spaces Python strips.
-PIECES = ["E1", "E 2", "2006-01", "01/2006", "160", "1,60", "80.5", "permanent", "Temp", "owner", "Total", "Sum", "",
+PIECES = ["E1", "E 2", "2006-01", "01/2006", "160", "1,60", "80.5", "permanent", "Temp", "owner", "Total", "Sum", "\u017fum", "TOTAL:", "Grand total", "",
           " ", "\t", "\u00a0", "\u2003", "\x1c", "\x0c", "\u2028", '"', '""', '"""', ",", ";", "\n", "\r\n", "\r", "x\"y", "\x00"]
 cells = st.lists(st.sampled_from(PIECES), max_size=4).map("".join)
 quoted = cells.map(lambda c: '"' + c.replace('"', '""') + '"')
@@ -99,3 +99,12 @@ def test_the_sample_is_the_first_lines(text):
     """The delimiter is chosen from the first lines, split as ``str.splitlines`` splits them,
     though only a prefix of a long export is split."""
     assert _sample(text) == "\n".join(text.splitlines()[:table._SCAN])
+
+
+def test_a_totals_row_is_found_in_any_case_even_with_a_long_s():
+    """Only rows with a cell holding "total" or "sum" are matched against the totals pattern; the
+    pattern ignores case as Python does, which reads the long s (U+017F) as an s."""
+    text = "Employee ID,Month,Hours,Status\nE1,2006-01,160,permanent\nGrand TOTAL,,160,\n\u017fum,,,\nSubtotal:,,,\nE2,2006-01,80,permanent\n"
+    r = import_table(text.encode("utf-8"), "csv", "export.csv")
+    assert [p.location for p in r.problems if "totals row" in p.message] == ["export.csv line 3", "export.csv line 4", "export.csv line 5"]
+    assert r.table.get_column("employee_id").to_list() == ["E1", "E2"]

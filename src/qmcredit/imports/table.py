@@ -95,7 +95,7 @@ _SPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003
 
 def _stripped(raw: pl.DataFrame) -> pl.DataFrame:
     """Each cell stripped of spaces, None when nothing is left."""
-    return raw.select(pl.when(pl.col(c).str.strip_chars(_SPACE) != "").then(pl.col(c).str.strip_chars(_SPACE)).alias(c) for c in raw.columns)
+    return raw.select(pl.all().str.strip_chars(_SPACE)).select(pl.when(pl.all() != "").then(pl.all()).name.keep())
 
 
 def _text_frame(rows: list[list[Any]], width: int) -> pl.DataFrame:
@@ -146,9 +146,11 @@ def _grid_below_header(raw: pl.DataFrame, numbers: pl.Series, unit: str, mapping
                           for i, r in enumerate(head[:3]) if any(v is not None for v in r)) or "nothing"
         raise ClaimError([Problem(where, f"no header row naming the payroll's columns (employee id, month or pay period, hours) in its first "
                                           f"{_SCAN} rows; found {shown}; map the columns with --columns or a mapping file")])
-    body = cells.slice(at + 1)
+    body, numbers = cells.slice(at + 1), numbers.slice(at + 1)
     held = body.select(pl.any_horizontal(pl.all().is_not_null())).to_series()
-    return _Grid(_names(head[at]), body.filter(held), numbers.slice(at + 1).filter(held), unit)
+    if not held.all():
+        body, numbers = body.filter(held), numbers.filter(held)
+    return _Grid(_names(head[at]), body, numbers, unit)
 
 
 def utf16(data: bytes) -> bool:
@@ -217,7 +219,7 @@ def _csv_by_lines(text: str, delimiter: str, sample: str) -> pl.DataFrame | None
     refuses the text: the csv module reads those. A test checks that the two agree on the texts
     polars takes. ``sample``: the first lines, whose fields are as many as most lines'; a longer
     line makes polars count every line's."""
-    if not text or "\r" in text.replace("\r\n", ""):
+    if not text or text.count("\r") != text.count("\r\n"):
         return None
     lines = _lines(text) if '"' in text else None
     if lines is not None and not lines.str.contains(_well_quoted(delimiter)).all():
@@ -432,8 +434,11 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
 
 def _totals_out(grid: _Grid, where: str, problems: list[Problem]) -> _Grid:
     """The grid without its rows that look like totals (a cell like ``Total`` or ``Grand total:``),
-    each a problem. Only the rows with a cell naming a total or a sum are looked at, cell by cell."""
-    near = grid.cells.with_row_index("_i").filter(pl.any_horizontal(pl.col(c).str.contains("(?i)total|sum") for c in grid.cells.columns))
+    each a problem. Only the rows with a cell that holds "total" or "sum" in any case (or the long s,
+    which ``_TOTALS`` takes for an s) are looked at, cell by cell."""
+    named = (pl.col(c).str.contains_any(["total", "sum"], ascii_case_insensitive=True) | pl.col(c).str.contains("\u017f", literal=True)
+             for c in grid.cells.columns)
+    near = grid.cells.with_row_index("_i").filter(pl.any_horizontal(named))
     totals = []
     for i, *row in near.iter_rows():
         label = next((v for v in row if v is not None and _TOTALS.match(v)), None)
