@@ -189,3 +189,17 @@ def test_qmcredit_serve_never_reads_a_file_a_claim_names(tmp_path, database, req
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_file_name_longer_than_a_file_system_takes_is_refused(office):
+    """A file's name is kept and shown on the claim's pages and downloads: 3,000 characters were
+    stored whole. The evidence upload and the payroll upload refuse it, naming the bound."""
+    cid = office.client.post("/api/v1/claims", content=example("01"), headers=office.auth("preparer")).json()["id"]
+    long = "x" * 3000 + ".pdf"
+    r = office.client.post(f"/api/v1/claims/{cid}/documents", files={"file": (long, b"%PDF")}, data={"kind": "lease"}, headers=office.auth("preparer"))
+    assert r.status_code == 422 and "3,004 characters" in r.text and "at most 255" in r.text, r.text
+    r = _file_with_payroll(office, "y" * 300 + ".json", '[{"employee_id": "A", "month": "2004-04", "hours": "120"}]')
+    assert r.status_code == 422 and r.json()["problems"][0]["location"] == "payroll" and "305 characters" in r.text, r.text
+    ok = office.client.post(f"/api/v1/claims/{cid}/documents", files={"file": ("z" * 251 + ".pdf", b"%PDF")}, data={"kind": "lease"},
+                            headers=office.auth("preparer"))
+    assert ok.status_code == 201, ok.text

@@ -96,10 +96,18 @@ class Evaluation:
         return date.fromisoformat(start) if start else None
 
 
+#: the longest file name the office keeps (a file system's usual bound on one name)
+MAX_FILE_NAME = 255
+
+
 def check_upload_names(upload: Upload, location: str) -> None:
-    """A file's name and media type are stored as text: no NUL characters."""
+    """A file's name and media type are stored as text: no NUL characters, and a name no longer
+    than a file system takes (it is shown on every page and download of the claim)."""
     if "\x00" in upload.filename or "\x00" in upload.media_type:
         raise ClaimError([Problem(location, "the file name or media type contains a NUL character")])
+    if len(upload.filename) > MAX_FILE_NAME:
+        raise ClaimError([Problem(location, f"the file name has {len(upload.filename):,} characters; rename the file to at most "
+                                            f"{MAX_FILE_NAME} and send it again")])
 
 
 def payroll_kind(upload: Upload) -> str:
