@@ -491,6 +491,23 @@ def _with_problems(rows: pl.DataFrame, at: pl.Series, problems: pl.Series, sourc
     return rows.hstack(extra).select(order).lazy()
 
 
+#: Excel's day numbers, a date cell saved as a number (``38718``): day 1 is 1900-01-01, counted
+#: from 1899-12-30 as if 1900 were a leap year; the last is 9999-12-31.
+EXCEL_DAY = r"^(\d{1,7})(?:\.0+)?$"
+EXCEL_EPOCH = date(1899, 12, 30)
+EXCEL_LAST_DAY = 2_958_465
+
+
+def _excel_day_hint(month: pl.Expr) -> pl.Expr:
+    """What a month written as an Excel day number is told (nothing else is told anything): the
+    date it would be, and the fix. Not read as that date: nothing says the number is one."""
+    day = month.str.extract(EXCEL_DAY, 1).cast(pl.Int64, strict=False)
+    date_text = (pl.lit(EXCEL_EPOCH) + pl.duration(days=day)).dt.to_string("%Y-%m-%d")
+    return pl.when(day.is_between(1, EXCEL_LAST_DAY)).then(pl.format(
+        "; it looks like an Excel day number ('{}' would be '{}'): format the column as dates in Excel and save the table again",
+        day, date_text)).otherwise(pl.lit(""))
+
+
 @cache
 def _message() -> pl.Expr:
     """The words of each problem (docs/format.md: the location, what is wrong, what to do)."""
@@ -498,7 +515,7 @@ def _message() -> pl.Expr:
     hours, month = hours_text(pl.col("_raw_hours")), pl.col("month")
     messages = {
         _EMPLOYEE: pl.lit("employee_id: missing; every row needs the employee it is for"),
-        _MONTH: pl.format("month: {} is not a calendar month; write YYYY-MM, e.g. 2004-05", q(month)),
+        _MONTH: pl.format("month: {} is not a calendar month; write YYYY-MM, e.g. 2004-05{}", q(month), _excel_day_hint(month)),
         _H_MISSING: pl.lit("hours: missing; write 0 for a month without work"),
         _H_AMBIGUOUS: ambiguous_hours(hours, "152.5"),
         _H_NAN: pl.format("hours: {} is not a number of hours; write e.g. 152.5", q(hours)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 
 import openpyxl
@@ -215,3 +216,32 @@ def test_the_reform_reads_an_export_as_the_batch_does(tables, tmp_path):
     _, refused = decided(out / "scenarios" / "double_amounts")
     assert refused[rows.get_column("claim_id")[0]][0]["location"] == "export.csv line 2"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["batch", "export.csv", "reform"]  # no scratch table left
+
+
+def test_months_saved_as_excel_day_numbers_are_named_as_such_in_a_payroll_table(tables, tmp_path):
+    """The payroll table's own path (its own headers) refused each month written as an Excel day
+    number (``38718``) with "write YYYY-MM" alone, where an export's path says what the numbers
+    look like. Each such row now says so too, with the date it would be; a month that is no day
+    number is told nothing more."""
+    rows = pl.read_csv(tables["payroll"], infer_schema=False)
+    first = tables["first"]
+    day = (pl.col("month") + "-01").str.to_date() - pl.lit(date(1899, 12, 30))
+    rows = rows.with_columns(pl.when(pl.col("claim_id") == first).then(day.dt.total_days().cast(pl.String)).otherwise(pl.col("month")).alias("month"))
+    rows = rows.with_columns(pl.when((pl.col("claim_id") == tables["second"]) & (pl.int_range(pl.len()) == pl.int_range(pl.len()).filter(
+        pl.col("claim_id") == tables["second"]).first())).then(pl.lit("2006-13")).otherwise(pl.col("month")).alias("month"))
+    payroll = tmp_path / "payroll.csv"
+    rows.write_csv(payroll)
+    _, refused = decided_run(tables, payroll, tmp_path / "out")
+    months = rows.filter(pl.col("claim_id") == first).get_column("month").to_list()
+    said = [p["message"] for p in refused[first] if p["message"].startswith("month:")]
+    assert said == [f"month: '{m}' is not a calendar month; write YYYY-MM, e.g. 2004-05; it looks like an Excel day number ('{m}' would be "
+                    f"'{(date(1899, 12, 30) + timedelta(days=int(m))).isoformat()}'): format the column as dates in Excel and save the table again"
+                    for m in months]
+    (other,) = [p for p in refused[tables["second"]] if p["message"].startswith("month:")]
+    assert other["message"] == "month: '2006-13' is not a calendar month; write YYYY-MM, e.g. 2004-05", other
+
+
+def decided_run(tables: dict, payroll: Path, out: Path) -> tuple[pl.DataFrame, dict[str, list[dict]]]:
+    r = run("batch", tables["claims"], payroll, "--periods", tables["periods"], "--out", out)
+    assert r.returncode == 0, r.stderr
+    return decided(out)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from ..payroll import EXCEL_DAY, EXCEL_EPOCH, EXCEL_LAST_DAY
+
 _MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
 _MONTHS.update({"sept": 9, "january": 1, "february": 2, "march": 3, "april": 4, "june": 6, "july": 7, "august": 8,
                 "september": 9, "october": 10, "november": 11, "december": 12})
@@ -110,9 +112,7 @@ def detect(field: str, distinct: list[str], chosen: str | None = None, excel: bo
     return Detected(label(best), {v: (None if reads[best][v] is None else _text(reads[best][v], month)) for v in distinct})
 
 
-#: Excel's day numbers: day 1 is 1900-01-01, counted as if 1900 were a leap year.
-_EXCEL_DAY = re.compile(r"^\d{1,7}(\.0+)?$")
-_EXCEL_EPOCH = date(1899, 12, 30)
+_EXCEL_DAY = re.compile(EXCEL_DAY)
 
 
 def _unread(field: str, distinct: list[str], chosen: str | None) -> str:
@@ -123,8 +123,8 @@ def _unread(field: str, distinct: list[str], chosen: str | None) -> str:
     what = f"in the format {chosen}" if chosen else f"in any format ({', '.join(f for f in FORMATS if field == 'month' or f not in MONTH_ONLY)})"
     said = f"no value reads as a {'month' if field == 'month' else 'date'} {what}, e.g. {example!r}"
     days = [int(float(v)) for v in distinct if _EXCEL_DAY.match(v.strip())]
-    if len(days) == len(distinct) and all(1 <= d <= 2_958_465 for d in days):
-        first = _EXCEL_EPOCH.toordinal() + days[0]
+    if len(days) == len(distinct) and all(1 <= d <= EXCEL_LAST_DAY for d in days):
+        first = EXCEL_EPOCH.toordinal() + days[0]
         return (f"{said}: these look like Excel day numbers ({days[0]} would be {date.fromordinal(first).isoformat()}); "
                 "format the column as dates in Excel and save the export again")
     return f"{said}; write them as {'YYYY-MM' if field == 'month' else 'YYYY-MM-DD'}, or choose the format with --date-format {field}=FORMAT"
