@@ -491,16 +491,11 @@ def _with_problems(rows: pl.DataFrame, at: pl.Series, problems: pl.Series, sourc
     return rows.hstack(extra).select(order).lazy()
 
 
-#: Excel's day numbers, a date cell saved as a number (``38718``): day 1 is 1900-01-01, counted
-#: from 1899-12-30 as if 1900 were a leap year; the last is 9999-12-31.
-EXCEL_DAY = r"^(\d{1,7})(?:\.0+)?$"
-EXCEL_EPOCH = date(1899, 12, 30)
-EXCEL_LAST_DAY = 2_958_465
-
-
 def _excel_day_hint(month: pl.Expr) -> pl.Expr:
     """What a month written as an Excel day number is told (nothing else is told anything): the
     date it would be, and the fix. Not read as that date: nothing says the number is one."""
+    from .imports.dates import EXCEL_DAY, EXCEL_EPOCH, EXCEL_LAST_DAY
+
     day = month.str.extract(EXCEL_DAY, 1).cast(pl.Int64, strict=False)
     date_text = (pl.lit(EXCEL_EPOCH) + pl.duration(days=day)).dt.to_string("%Y-%m-%d")
     return pl.when(day.is_between(1, EXCEL_LAST_DAY)).then(pl.format(

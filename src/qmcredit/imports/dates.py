@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from ..payroll import EXCEL_DAY, EXCEL_EPOCH, EXCEL_LAST_DAY
-
 _MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
 _MONTHS.update({"sept": 9, "january": 1, "february": 2, "march": 3, "april": 4, "june": 6, "july": 7, "august": 8,
                 "september": 9, "october": 10, "november": 11, "december": 12})
@@ -112,6 +110,11 @@ def detect(field: str, distinct: list[str], chosen: str | None = None, excel: bo
     return Detected(label(best), {v: (None if reads[best][v] is None else _text(reads[best][v], month)) for v in distinct})
 
 
+#: Excel's day numbers, a date cell saved as a number (``38718``): day 1 is 1900-01-01, counted
+#: from 1899-12-30 as if 1900 were a leap year; the last is 9999-12-31. ``payroll`` names them too.
+EXCEL_DAY = r"^(\d{1,7})(?:\.0+)?$"
+EXCEL_EPOCH = date(1899, 12, 30)
+EXCEL_LAST_DAY = 2_958_465
 _EXCEL_DAY = re.compile(EXCEL_DAY)
 
 
