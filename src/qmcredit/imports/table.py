@@ -455,7 +455,10 @@ def _totals_out(grid: _Grid, where: str, problems: list[Problem]) -> _Grid:
 def _each_value(values: pl.Series, read: dict[str, str | None]) -> tuple[pl.Series, pl.Series]:
     """``values`` read through ``read`` (each distinct value's reading), and where a value given
     has none (None)."""
-    out = values.replace_strict(list(read), list(read.values()), default=None, return_dtype=pl.String) if read else pl.repeat(None, values.len(), dtype=pl.String, eager=True)
+    if not read:
+        out = pl.repeat(None, values.len(), dtype=pl.String, eager=True)
+    else:
+        out = values.replace_strict(list(read), list(read.values()), default=None, return_dtype=pl.String)
     return out, values.is_not_null() & out.is_null()
 
 
@@ -500,7 +503,8 @@ def _hours(grid: _Grid, headers: list[str]) -> tuple[pl.Series, str]:
     given = pl.DataFrame([grid.column(h).alias(f"h{k}") for k, h in enumerate(headers)])
     sets = given.unique()
     sums = sets.with_columns(pl.Series("hours", [_sum(headers, vals) for vals in sets.iter_rows()], dtype=pl.String))
-    return given.join(sums, on=sets.columns, how="left", nulls_equal=True, maintain_order="left").get_column("hours"), f" (hours: {' + '.join(headers)})"
+    summed = given.join(sums, on=sets.columns, how="left", nulls_equal=True, maintain_order="left").get_column("hours")
+    return summed, f" (hours: {' + '.join(headers)})"
 
 
 def _sum(headers: list[str], vals: tuple) -> str | None:
