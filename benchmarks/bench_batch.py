@@ -15,9 +15,13 @@ largest sum of the resident sets of the process and all its children, sampled ev
   (``reference_floor.sql``), the yardstick of issue 12 item 6's 1.72x/1.69x, interleaved as well;
   timed only (it ignores two options, so its averages are not compared);
 - single: ``qmcredit.decide`` claim by claim (load the claim, decide it) on a random sample of
-  claims, timed per claim and extrapolated to all claims (reading the tables is not counted).
+  claims, timed per claim and extrapolated to all claims (reading the tables is not counted);
+- export (``--export``): the same batch given the payroll as a payroll system's CSV export
+  (``export.csv``: its own headers, months as MM/YYYY, statuses in capitals, written once beside
+  the data), read through ``--payroll-columns``, interleaved as well; every claim's figures must
+  equal the batch's on the table (the problems' texts name the export's lines instead).
 
-    python benchmarks/bench_batch.py 1e6 1e7 [1.5e8] [--sample 200] [--rounds 3] [--floors ../shared/bench] [--reference]
+    python benchmarks/bench_batch.py 1e6 1e7 [1.5e8] [--sample 200] [--rounds 3] [--floors ../shared/bench] [--reference] [--export]
 """
 
 from __future__ import annotations
@@ -105,6 +109,39 @@ def measure(code: str | None = None, argv: list[str] | None = None) -> dict:
     return {"wall_s": round(wall, 2), "peak_mb": round(peak / 2**20), "stdout": stdout}
 
 
+EXPORT = """
+import sys
+from qmcredit.cli import main
+d = {data!r}
+sys.argv = ["qmcredit", "batch", d + "/claims.parquet", d + "/export.csv", "--periods", d + "/periods.parquet", "--out", {out!r},
+            "--payroll-columns", 'claim_id="Client"']
+main()
+"""
+
+
+def ensure_export(d: Path) -> Path:
+    """``d``'s payroll table as a payroll system exports it (``EXPORT``'s input), written once."""
+    path = d / "export.csv"
+    if not path.exists():
+        import polars as pl
+
+        pl.scan_parquet(d / "payroll.parquet").select(
+            pl.col("claim_id").alias("Client"), pl.col("employee_id").alias("Emp #"),
+            (pl.col("month").str.slice(5, 2) + "/" + pl.col("month").str.slice(0, 4)).alias("Period"),
+            pl.col("hours").alias("Hours Worked"), pl.col("basis").str.to_uppercase().alias("Status"),
+            pl.col("ownership_interest").alias("Owner"), pl.col("owner_relation").alias("Relation"),
+        ).sink_csv(path)
+    return path
+
+
+def same_figures(batch_out: Path, export_out: Path) -> bool:
+    """Whether every claim's row of the two runs is the same but for its problems' texts."""
+    import polars as pl
+
+    a, b = (pl.read_parquet(o / "claims.parquet").drop("problems") for o in (batch_out, export_out))
+    return a.equals(b)
+
+
 def ensure_data(rows: int) -> Path:
     d = DATA / f"rows-{rows}"
     if not (d / "payroll.parquet").exists():
@@ -137,12 +174,15 @@ def agreement(batch_out: Path, floor_out: Path) -> int:
     return wrong
 
 
-def bench(rows: int, sample: int, rounds: int, floors: Path, reference: bool = False) -> dict:
+def bench(rows: int, sample: int, rounds: int, floors: Path, reference: bool = False, export: bool = False) -> dict:
     d = ensure_data(rows)
     out = DATA / f"out-{rows}"
     runs = {"batch": [], **{k: [] for k in FLOORS}}
     if reference:
         runs["reference"] = []
+    if export:
+        ensure_export(d)
+        runs["export"] = []
     for _ in range(rounds):  # interleaved: the machine's drift falls on every contender alike
         runs["batch"].append(measure(BATCH.format(data=str(d), out=str(out))))
         for name, script in FLOORS.items():
@@ -150,11 +190,15 @@ def bench(rows: int, sample: int, rounds: int, floors: Path, reference: bool = F
         if reference:
             runs["reference"].append(measure(REFERENCE.format(sql=str(HERE / "reference_floor.sql"), claims=str(d / "claims.parquet"),
                                                               payroll=str(d / "payroll.parquet"), out=str(DATA / f"reference-{rows}.parquet"))))
+        if export:
+            runs["export"].append(measure(EXPORT.format(data=str(d), out=str(DATA / f"out-export-{rows}"))))
     summary = json.loads(runs["batch"][-1]["stdout"])
     claims, actual_rows = summary["claims"], summary["rows"]
     best = {k: min(r["wall_s"] for r in v) for k, v in runs.items()}
     peak = {k: max(r["peak_mb"] for r in v) for k, v in runs.items()}
     fastest = min(FLOORS, key=best.get)
+    from_export = {"export_s": best["export"], "export_peak_mb": peak["export"], "export_over_batch": round(best["export"] / best["batch"], 2),
+                   "export_same_figures": same_figures(out, DATA / f"out-export-{rows}")} if export else {}
     single = measure(SINGLE.format(data=str(d), sample=sample))
     per_claim = float(single["stdout"].split("PERCLAIM")[1].split()[0])
     single_total = per_claim * claims
@@ -169,7 +213,7 @@ def bench(rows: int, sample: int, rounds: int, floors: Path, reference: bool = F
         "single_per_claim_ms": round(per_claim * 1000, 2), "single_est_s": round(single_total, 1),
         "batch_over_fastest_floor": round(best["batch"] / best[fastest], 2),
         "single_over_batch": round(single_total / best["batch"], 1),
-        **versus_reference,
+        **versus_reference, **from_export,
     }
 
 
@@ -180,6 +224,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the batch and each floor; the best of each is compared")
     ap.add_argument("--floors", type=Path, default=HERE.parent.parent / "shared" / "bench", help="folder of the independent floors (floor_duckdb.py, floor_polars.py)")
     ap.add_argument("--reference", action="store_true", help="also run the project's floor query of 2026-11-30 (reference_floor.sql), issue 12 item 6's yardstick")
+    ap.add_argument("--export", action="store_true", help="also run the batch on the payroll as a CSV export (export.csv, --payroll-columns)")
     args = ap.parse_args()
     # qmcredit's bytecode, as `pip install` leaves it (DuckDB's and polars' are there already): an
     # editable install under PYTHONDONTWRITEBYTECODE recompiles the package in every process.
@@ -187,7 +232,7 @@ def main() -> None:
 
     compileall.compile_dir(Path(qmcredit.__file__).parent, quiet=1)
     for size in args.sizes:
-        print(json.dumps(bench(int(size), args.sample, args.rounds, args.floors, args.reference)), flush=True)
+        print(json.dumps(bench(int(size), args.sample, args.rounds, args.floors, args.reference, args.export)), flush=True)
 
 
 if __name__ == "__main__":
