@@ -245,3 +245,28 @@ def decided_run(tables: dict, payroll: Path, out: Path) -> tuple[pl.DataFrame, d
     r = run("batch", tables["claims"], payroll, "--periods", tables["periods"], "--out", out)
     assert r.returncode == 0, r.stderr
     return decided(out)
+
+
+@pytest.mark.parametrize("command", ["batch", "reform"])
+def test_a_claims_table_of_numeric_ids_beside_an_export_is_told_to_give_them_as_text(tables, tmp_path, command):
+    """An export's every value is read as text, its claim ids too; beside a claims table whose
+    claim_id is a number, every claim is refused (no row can be trusted to match), and the problem
+    said the export had type String, which was the scratch table's, not the export's (an export
+    of numbers said it held text). It now names the claims table's type and what to change."""
+    number = pl.col("claim_id").str.strip_prefix("C").cast(pl.Int64)
+    claims = tmp_path / "claims.parquet"
+    pl.read_csv(tables["claims"], infer_schema=False).with_columns(number).write_parquet(claims)
+    periods = tmp_path / "periods.parquet"
+    pl.read_csv(tables["periods"], infer_schema=False).with_columns(number).write_parquet(periods)
+    export = tmp_path / "export.parquet"
+    pl.read_csv(tables["payroll"], infer_schema=False).with_columns(number).rename(HEADERS).write_parquet(export)
+    out = tmp_path / "out"
+    extra = ["--reform", Path(__file__).parents[2] / "examples" / "reforms" / "double_amounts.toml"] if command == "reform" else []
+    r = run(command, claims, export, "--periods", periods, "--out", out, "--payroll-columns", COLUMNS, *extra)
+    assert r.returncode == 0, r.stderr
+    for folder in [out] if command == "batch" else [out / "scenarios" / "baseline", out / "scenarios" / "double_amounts"]:
+        claims_out, refused = decided(folder)
+        said = {p["message"] for ps in refused.values() for p in ps if p["location"] == "claim_id"}
+        assert said == {"claims.parquet has claim_id of type Int64, and the claim ids of export.parquet are read as text: give the claims "
+                        "table's claim_id as text, so that payroll rows match their claims"}, said
+        assert claims_out.get_column("status").unique().to_list() == ["invalid"]

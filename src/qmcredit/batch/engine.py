@@ -453,8 +453,12 @@ def _unmatched(claims: Path, payroll: Path, decided: pl.DataFrame, unrowed: set[
     if ids.is_empty():
         return {}
     ctype, ptype = claim_id_type(claims), claim_id_type(payroll)
+    if ctype != ptype and shown is not None and shown != payroll:  # an export, whose every value was read as text
+        problem = Problem("claim_id", f"{claims.name} has claim_id of type {ctype}, and the claim ids of {shown.name} are read as text: "
+                                      "give the claims table's claim_id as text, so that payroll rows match their claims")
+        return {cid: [problem] for cid in ids}
     if ctype != ptype:
-        problem = Problem("claim_id", f"{(shown or payroll).name} has claim_id of type {ptype}, {claims.name} of type {ctype}: "
+        problem = Problem("claim_id", f"{payroll.name} has claim_id of type {ptype}, {claims.name} of type {ctype}: "
                                       "give both the same type (text), so that payroll rows match their claims")
         return {cid: [problem] for cid in ids}
     if unrowed is not None:
