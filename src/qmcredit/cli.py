@@ -209,9 +209,10 @@ def _report(e: ClaimError, path: Path) -> None:
 def _check_trace(path: Path, explain: bool) -> None:
     """``--trace FILE.parquet``: refused (exit 2, one line) without the explanation, without the
     .parquet suffix, or in a folder that does not exist."""
+    from .files import unwritable
+
     why = ("the trace is the explanation's: give --trace without --no-explain" if not explain
-           else f"{str(path)!r} must end in .parquet (the trace is written as Parquet)" if path.suffix.lower() != ".parquet"
-           else f"the folder {str(path.parent)!r} does not exist" if not path.parent.is_dir() else None)
+           else unwritable(path, (".parquet",), "the trace is written as Parquet"))
     if why is not None:
         _say(f"qmcredit compute: --trace: {why}")
         raise typer.Exit(EXIT_USAGE)
@@ -370,9 +371,9 @@ def columns(
 
     given = mapping_from(columns, mapping, sheet, date_format)
     if save_mapping is not None:  # before the table is read: where it goes can be wrong too
-        why = (f"{str(save_mapping)!r} must end in .toml or .json (the file's kind)" if save_mapping.suffix.lower() not in (".toml", ".json")
-               else f"{str(save_mapping)!r} is a folder; give the file to write" if save_mapping.is_dir()
-               else f"the folder {str(save_mapping.parent)!r} does not exist" if not save_mapping.parent.is_dir() else None)
+        from .files import unwritable
+
+        why = unwritable(save_mapping, (".toml", ".json"), "the file's kind")
         if why is not None:
             _say(f"qmcredit columns: --save-mapping: {why}")
             raise typer.Exit(EXIT_USAGE)

@@ -1,5 +1,6 @@
 """Files written whole: a temporary file beside the one named, renamed over it once written, so
-that a reader never sees half a file and a failed write leaves the former file as it was."""
+that a reader never sees half a file and a failed write leaves the former file as it was; and
+why a file a command is to write cannot be written there, said before any work."""
 
 from __future__ import annotations
 
@@ -36,3 +37,16 @@ def written_whole(path: Path) -> Iterator[Path]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def unwritable(path: Path, suffixes: tuple[str, ...] = (), kind: str = "") -> str | None:
+    """Why ``path`` cannot be the file a command writes, checked before the command's work so that
+    a long run does not end on it: a suffix not among ``suffixes`` (``kind``: what the file is
+    written as), a folder, or a folder that does not exist; None when it can be written there."""
+    if suffixes and path.suffix.lower() not in suffixes:
+        return f"{str(path)!r} must end in {' or '.join(suffixes)} ({kind})"
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; give the file to write in it"
+    if not path.parent.is_dir():
+        return f"the folder {str(path.parent)!r} does not exist"
+    return None

@@ -76,8 +76,10 @@ def test_out_a_folder_is_refused_and_files_get_the_usual_permissions(tmp_path):
     exe = str(Path(sys.executable).parent / "qmcredit")
     umask = lambda: os.umask(0o022)  # noqa: E731
     r = subprocess.run([exe, "form313", CLAIM, "--period", "2005", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120, preexec_fn=umask)
-    assert (r.returncode, r.stderr) == (2, f"{tmp_path}: is a folder; give the file to write in it, e.g. --out {tmp_path / 'form313.pdf'}\n")
+    assert (r.returncode, r.stderr) == (2, f"--out: {str(tmp_path)!r} is a folder; give the file to write in it, e.g. --out {tmp_path / 'form313.pdf'}\n")
     assert list(tmp_path.iterdir()) == []
+    r = subprocess.run([exe, "form313", CLAIM, "--period", "2005", "--out", str(tmp_path / "no" / "f.pdf")], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stderr) == (2, f"--out: the folder {str(tmp_path / 'no')!r} does not exist\n")
     out = tmp_path / "form.pdf"
     assert subprocess.run([exe, "form313", CLAIM, "--period", "2005", "--out", str(out), "--worksheet"], capture_output=True, timeout=120,
                           preexec_fn=umask).returncode == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from ..files import written_whole
+from ..files import unwritable, written_whole
 from ..imports.options import Columns, DateFormat, MappingFile, Roster, Sheet, settings_from
 from ..problems import ClaimError
 from .figures import PeriodNotFound, select_period
@@ -65,11 +65,9 @@ def form313(
     if out is None and (fmt == "pdf" or worksheet):
         typer.echo("--out: give the PDF file to write", err=True)
         raise typer.Exit(2)
-    if out is not None and not out.parent.is_dir():
-        typer.echo(f"{out}: the folder {out.parent} does not exist", err=True)
-        raise typer.Exit(2)
-    if out is not None and out.is_dir():
-        typer.echo(f"{out}: is a folder; give the file to write in it, e.g. --out {out / f'form313.{fmt}'}", err=True)
+    why = unwritable(out) if out is not None else None
+    if why is not None:
+        typer.echo(f"--out: {why}" + (f", e.g. --out {out / f'form313.{fmt}'}" if out.is_dir() else ""), err=True)
         raise typer.Exit(2)
     try:
         c = load_claim(claim, settings_from(columns, mapping, sheet, roster, date_format))
