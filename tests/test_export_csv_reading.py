@@ -1,5 +1,5 @@
 """A CSV export is read by polars where that reads it as the csv module does (``imports.table``'s
-``_csv_by_lines``), else by the csv module: the two must agree, cell for cell and line for line,
+``_csv_by_polars``), else by the csv module: the two must agree, cell for cell and line for line,
 on every text polars takes, and an export must be imported alike by either (issue 18: an export of
 1.1 million rows took 14.8 s and 1.5 GB read cell by cell in Python; the brief: real inputs read as
 they come, never a guess)."""
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from qmcredit.imports import table
 from qmcredit.imports.mapping import parse_columns
-from qmcredit.imports.table import _csv_by_lines, _sample, import_table
+from qmcredit.imports.table import _csv_by_polars, _sample, import_table
 
 #: Cells as exports and people write them, and the characters that make CSV hard: quotes whole,
 #: doubled, left open or closed early; delimiters; line breaks of each kind; spaces Python strips.
@@ -47,24 +47,28 @@ def by_csv_module(text: str) -> tuple[list[list[str | None]], list[int]]:
 def test_polars_reads_a_csv_text_as_the_csv_module_or_not_at_all(text):
     """What polars reads is what the csv module reads: each row's cells (an empty one as none),
     and each row's line."""
-    raw = _csv_by_lines(text, ",", _sample(text))
-    if raw is None:
+    found = _csv_by_polars(text, ",", _sample(text))
+    if found is None:
         return
-    rows, numbers = by_csv_module(text)
-    assert raw.height == len(rows) and numbers == list(range(1, len(rows) + 1))
+    raw, numbers = found
+    rows, lines = by_csv_module(text)
+    assert raw.height == len(rows) and numbers.to_list() == lines
     for got, want in zip(raw.iter_rows(), rows):
         got = [v or None for v in got]
         assert got[:len(want)] == want and not any(got[len(want):])
 
 
 def test_common_exports_are_read_by_polars_and_odd_ones_by_the_csv_module():
-    """The fast reading is the one exports get (plain, quoted throughout, CRLF, ragged), and the
-    texts it cannot take go to the csv module: a quoted field over two lines, a carriage return
-    alone, a quote closed before its field ends."""
-    for text in ["a,b\n1,2\n", '"a","b"\r\n"1","2,5"\r\n', "title\n\na,b,c\n1,2\n,,\n", 'a,b\n"x ""y""",2']:
-        assert _csv_by_lines(text, ",", _sample(text)) is not None, text
-    for text in ['a,b\n"1\n2",3\n', "a,b\r1,2\r", 'a,b\n"x"y,2\n', 'a,b\n"open,2\n']:
-        assert _csv_by_lines(text, ",", _sample(text)) is None, text
+    """The fast reading is the one exports get (plain, quoted throughout, CRLF, ragged, a note
+    over two lines, whose row is named by the line it ends on, as the csv module names it), and
+    the texts it cannot take go to the csv module: a carriage return alone, a quote closed before
+    its field ends, a quote left open."""
+    for text, lines in [("a,b\n1,2\n", [1, 2]), ('"a","b"\r\n"1","2,5"\r\n', [1, 2]), ("title\n\na,b,c\n1,2\n,,\n", [1, 2, 3, 4, 5]),
+                        ('a,b\n"x ""y""",2', [1, 2]), ('a,b,c\n"1\n2,\n3",4,5\n6,7,8\n', [1, 4, 5])]:
+        found = _csv_by_polars(text, ",", _sample(text))
+        assert found is not None and found[1].to_list() == lines, text
+    for text in ["a,b\r1,2\r", 'a,b\n"x"y,2\n', 'a,b\n"open,2\n']:
+        assert _csv_by_polars(text, ",", _sample(text)) is None, text
 
 
 def test_a_cell_is_stripped_of_what_python_strips():
@@ -74,7 +78,7 @@ def test_a_cell_is_stripped_of_what_python_strips():
 
 def imported(text: str, monkeypatch: pytest.MonkeyPatch | None = None):
     if monkeypatch is not None:
-        monkeypatch.setattr(table, "_csv_by_lines", lambda *a: None)
+        monkeypatch.setattr(table, "_csv_by_polars", lambda *a: None)
     try:
         r = import_table(text.encode("utf-8"), "csv", "export.csv", parse_columns('relation="Status"') if "owner" in text else None)
     except Exception as e:  # noqa: BLE001 - compared, not hidden: both readings must fail alike

@@ -176,9 +176,9 @@ def _read_csv_grid(data: bytes, mapping: Mapping, where: str) -> _Grid:
         text = data.decode("cp1252", errors="replace")
     sample = _sample(text)
     delimiter = max(",;\t|", key=sample.count)
-    raw = _csv_by_lines(text, delimiter, sample)
-    if raw is not None:
-        numbers = pl.int_range(1, raw.height + 1, eager=True)
+    found = _csv_by_polars(text, delimiter, sample)
+    if found is not None:
+        raw, numbers = found
     else:
         reader = csv.reader(io.StringIO(text), delimiter=delimiter)
         rows, lines = [], []
@@ -196,10 +196,11 @@ _IN_PATTERN = {",": ",", ";": ";", "\t": r"\t", "|": r"\|"}
 
 
 def _well_quoted(delimiter: str) -> str:
-    """A line whose every quote is a quoted field's (opening it, closing it, or doubled inside):
-    fields, each quoted whole or holding no quote, between delimiters."""
+    """A record whose every quote is a quoted field's (opening it, closing it, or doubled inside):
+    fields, each quoted whole (line breaks and all) or holding no quote and no line break, between
+    delimiters."""
     d = _IN_PATTERN[delimiter]
-    one = f'(?:"(?:[^"]|"")*"|[^"{d}]*)'
+    one = f'(?:"(?:[^"]|"")*"|[^"{d}\\r\\n]*)'
     return rf"^{one}(?:{d}{one})*\r?$"
 
 
@@ -208,32 +209,57 @@ def _lines(text: str) -> pl.Series:
     return pl.Series([text]).str.split("\n").list.explode(empty_as_null=True)
 
 
-def _csv_by_lines(text: str, delimiter: str, sample: str) -> pl.DataFrame | None:
+def _records(text: str, lines: pl.Series, delimiter: str) -> tuple[pl.Series, int] | None:
+    """The line on which each record of CSV ``text`` ends (its number as the csv module counts
+    it) and the most fields a record may hold, when every quote is a quoted field's
+    (``_well_quoted``: the readers differ on a quote closed before its field ends, or left open at
+    the end); None otherwise. A quoted field spans lines where a line leaves an odd number of
+    quotes open: the lines up to the one that closes it are one record."""
+    quotes = lines.str.count_matches('"', literal=True)
+    frame = pl.DataFrame({"line": lines, "record": ((quotes.cum_sum() - quotes) % 2 == 0).cum_sum(),
+                          "fields": lines.str.count_matches(delimiter, literal=True)}).with_row_index("n", offset=1)
+    if text.endswith("\n"):
+        frame = frame.head(-1)  # the end of the last line, not a line
+    records = frame.group_by("record", maintain_order=True).agg(pl.col("line").str.join("\n"), pl.col("fields").sum() + 1, pl.col("n").max())
+    if not records.get_column("line").str.contains(_well_quoted(delimiter)).all():
+        return None
+    return records.get_column("n"), records.get_column("fields").max()
+
+
+def _csv_by_polars(text: str, delimiter: str, sample: str) -> tuple[pl.DataFrame, pl.Series] | None:
     """CSV ``text``'s fields read by polars (about twenty times as fast as the csv module, which
-    reads it otherwise), where each row is one line of the text and its quotes are well placed:
-    then polars reads the rows as the csv module does, a blank line a row of nothing, and a row's
-    number is its line. That is so when every quote is a quoted field's (``_well_quoted``: the
-    readers differ on a quote closed before the field ends; a quoted field that spans lines, or is
-    left open at the end, is not whole on its line) and every line ends in a line feed (a carriage
-    return alone ends a line for the csv module, not for polars). None otherwise, or when polars
-    refuses the text: the csv module reads those. A test checks that the two agree on the texts
-    polars takes. ``sample``: the first lines, whose fields are as many as most lines'; a longer
-    line makes polars count every line's."""
+    reads it otherwise) and each row's number (the line it ends on), where polars reads the rows
+    as the csv module does: when every quote is a quoted field's (``_well_quoted``, each line
+    alone, else ``_records``, each record of lines) and every line ends in a line feed (a
+    carriage return alone ends a line for the csv module, not for polars). None otherwise, or
+    when polars refuses the text: the csv module reads those. A test checks that the two agree on
+    the texts polars takes. When each line is a record, ``sample``, the first lines, gives the
+    fields most lines have, and only a longer line makes polars count every line's."""
     if not text or text.count("\r") != text.count("\r\n"):
         return None
+    data = text.encode("utf-8")
+    read = lambda width: pl.read_csv(data, has_header=False, separator=delimiter, quote_char='"',  # noqa: E731
+                                     schema={str(j): pl.String for j in range(width)})
     lines = _lines(text) if '"' in text else None
     if lines is not None and not lines.str.contains(_well_quoted(delimiter)).all():
-        return None
-    data = text.encode("utf-8")
-    width = 1 + max(line.count(delimiter) for line in sample.split("\n"))
-    for every_line in (False, True):
-        if every_line:  # the most fields any line may hold
-            lines = _lines(text) if lines is None else lines
-            width = 1 + (lines.str.count_matches(delimiter, literal=True).max() or 0)
+        found = _records(text, lines, delimiter)  # records over several lines, or quotes the readers differ on
+        if found is None:
+            return None
+        numbers, width = found
         try:
-            return pl.read_csv(data, has_header=False, separator=delimiter, quote_char='"', schema={str(j): pl.String for j in range(width)})
+            return read(width), numbers
+        except pl.exceptions.PolarsError:
+            return None
+    for every_line in (False, True):  # a record a line
+        if every_line:
+            lines = _lines(text) if lines is None else lines
+        width = 1 + ((lines.str.count_matches(delimiter, literal=True).max() or 0) if every_line
+                     else max(line.count(delimiter) for line in sample.split("\n")))
+        try:
+            raw = read(width)
         except pl.exceptions.PolarsError:
             continue
+        return raw, pl.int_range(1, raw.height + 1, eager=True)
     return None
 
 
