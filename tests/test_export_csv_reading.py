@@ -47,7 +47,7 @@ def by_csv_module(text: str) -> tuple[list[list[str | None]], list[int]]:
 def test_polars_reads_a_csv_text_as_the_csv_module_or_not_at_all(text):
     """What polars reads is what the csv module reads: each row's cells (an empty one as none),
     and each row's line."""
-    found = _csv_by_polars(text, ",", _sample(text))
+    found = _csv_by_polars(text, text.encode("utf-8"), ",", _sample(text))
     if found is None:
         return
     raw, numbers = found
@@ -65,10 +65,10 @@ def test_common_exports_are_read_by_polars_and_odd_ones_by_the_csv_module():
     its field ends, a quote left open."""
     for text, lines in [("a,b\n1,2\n", [1, 2]), ('"a","b"\r\n"1","2,5"\r\n', [1, 2]), ("title\n\na,b,c\n1,2\n,,\n", [1, 2, 3, 4, 5]),
                         ('a,b\n"x ""y""",2', [1, 2]), ('a,b,c\n"1\n2,\n3",4,5\n6,7,8\n', [1, 4, 5])]:
-        found = _csv_by_polars(text, ",", _sample(text))
+        found = _csv_by_polars(text, text.encode("utf-8"), ",", _sample(text))
         assert found is not None and found[1].to_list() == lines, text
     for text in ["a,b\r1,2\r", 'a,b\n"x"y,2\n', 'a,b\n"open,2\n']:
-        assert _csv_by_polars(text, ",", _sample(text)) is None, text
+        assert _csv_by_polars(text, text.encode("utf-8"), ",", _sample(text)) is None, text
 
 
 def test_a_cell_is_stripped_of_what_python_strips():

@@ -9,6 +9,7 @@ payroll table's (FORMAT.md) takes the direct path, as fast as before.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -19,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from ..payroll import hours_text_of
+from ..payroll import hours_text_of, row_names
 from ..problems import ClaimError, Problem
 from . import dates
 from .mapping import DATE_FIELDS, Mapping, guess
@@ -170,13 +171,17 @@ def _sample(text: str) -> str:
 
 
 def _read_csv_grid(data: bytes, mapping: Mapping, where: str) -> _Grid:
+    utf8 = None  # the text's own bytes when they are UTF-8: polars reads them, not the text encoded again
     try:  # UTF-16 with its byte-order mark; else UTF-8; else Windows' code page
-        text = data.decode("utf-16") if utf16(data) else data.decode("utf-8-sig")
+        if utf16(data):
+            text = data.decode("utf-16")
+        else:
+            text, utf8 = data.decode("utf-8-sig"), data.removeprefix(codecs.BOM_UTF8)
     except UnicodeDecodeError:
         text = data.decode("cp1252", errors="replace")
     sample = _sample(text)
     delimiter = max(",;\t|", key=sample.count)
-    found = _csv_by_polars(text, delimiter, sample)
+    found = _csv_by_polars(text, utf8 if utf8 is not None else text.encode("utf-8"), delimiter, sample)
     if found is not None:
         raw, numbers = found
     else:
@@ -226,18 +231,18 @@ def _records(text: str, lines: pl.Series, delimiter: str) -> tuple[pl.Series, in
     return records.get_column("n"), records.get_column("fields").max()
 
 
-def _csv_by_polars(text: str, delimiter: str, sample: str) -> tuple[pl.DataFrame, pl.Series] | None:
+def _csv_by_polars(text: str, data: bytes, delimiter: str, sample: str) -> tuple[pl.DataFrame, pl.Series] | None:
     """CSV ``text``'s fields read by polars (about twenty times as fast as the csv module, which
     reads it otherwise) and each row's number (the line it ends on), where polars reads the rows
     as the csv module does: when every quote is a quoted field's (``_well_quoted``, each line
     alone, else ``_records``, each record of lines) and every line ends in a line feed (a
     carriage return alone ends a line for the csv module, not for polars). None otherwise, or
     when polars refuses the text: the csv module reads those. A test checks that the two agree on
-    the texts polars takes. When each line is a record, ``sample``, the first lines, gives the
-    fields most lines have, and only a longer line makes polars count every line's."""
+    the texts polars takes. ``data``: the text in UTF-8. When each line is a record, ``sample``,
+    the first lines, gives the fields most lines have, and only a longer line makes polars count
+    every line's."""
     if not text or text.count("\r") != text.count("\r\n"):
         return None
-    data = text.encode("utf-8")
     read = lambda width: pl.read_csv(data, has_header=False, separator=delimiter, quote_char='"',  # noqa: E731
                                      schema={str(j): pl.String for j in range(width)})
     lines = _lines(text) if '"' in text else None
@@ -365,10 +370,10 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     once each (dates, status and relation words), then given to its rows."""
     problems: list[Problem] = []
     n = grid.cells.height
-    nulls = dict(zip(grid.headers, grid.cells.null_count().row(0))) if grid.cells.width else {}
+    nulls = grid.cells.null_count().row(0) if grid.cells.width else ()
     present = [h for h in grid.headers if h]
-    ignored = [h for h in present if n and nulls[h] == n]
-    unnamed = [j for j, c in enumerate(grid.cells.get_columns()) if not grid.headers[j] and c.null_count() < n]
+    ignored = [h for h, k in zip(grid.headers, nulls) if h and n and k == n]
+    unnamed = [j for j, (h, k) in enumerate(zip(grid.headers, nulls)) if not h and k < n]
     if unnamed:
         notes.append(f"{len(unnamed)} column(s) without a header ignored")
     columns = guess([h for h in present if h not in ignored] if not mapping.columns else present, mapping)
@@ -392,7 +397,7 @@ def map_grid(grid: _Grid, mapping: Mapping, name: str, where: str, notes: list[s
     notes += [f"{h!r} has no values: ignored" for h in ignored if h not in {x for hs in columns.values() for x in hs}]
     grid = _totals_out(grid, where, problems)
     n = grid.cells.height
-    source = pl.select(pl.concat_str(pl.lit(f"{where} "), pl.lit(grid.numbers).cast(pl.String))).to_series()
+    source = pl.select(row_names(f"{where} ", pl.lit(grid.numbers))).to_series()
     formats: dict[str, str] = {}
     chosen = mapping.date_format
     bad = pl.repeat(False, n, eager=True)
